@@ -1,0 +1,243 @@
+import { assertIdentifier } from '../db/identifiers.ts';
+import type { Db } from '../db/port.ts';
+import { loadSql } from '../db/sql.ts';
+import { decodeEvent } from '../envelope/cloudevents.ts';
+import type { Event } from '../envelope/event.ts';
+import { EffectivelyError, invalidOptions } from '../errors.ts';
+import { type CloseOptions, within } from '../lifecycle.ts';
+import type { FaultInjector } from '../observability/faults.ts';
+import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
+import { fullJitter, sleep } from '../observability/sleep.ts';
+import type { Batch, BatchControl, Consumer, IncomingRecord, Transport } from '../transport/port.ts';
+import { purgeProcessed } from './retention.ts';
+import type { EventHandler, Outcome } from './types.ts';
+
+export interface ConsumerOptions {
+  db: Db;
+  transport: Transport;
+  /** Consumer group; also the name its dedup rows are kept under. */
+  group: string;
+  topics: string[];
+  handler: EventHandler;
+  /** Schema of the library's tables (default `effectively`). */
+  schema?: string;
+  /** Most records applied in one database transaction (default 500). */
+  maxBatchSize?: number;
+  /** Where a new group starts (default true: the beginning). */
+  fromBeginning?: boolean;
+  /** In-place retry of a failing record: full-jitter backoff from `baseMs` up to `capMs` (defaults 500 ms, 30 s). */
+  retry?: { baseMs?: number; capMs?: number };
+  /** Purge dedup rows older than `keepMs` every `everyMs` (default: never purge). */
+  retention?: { keepMs: number; everyMs?: number };
+  logger?: Logger;
+  /** Called after the database committed, once per event. */
+  onOutcome?: (event: Event, outcome: Outcome) => void;
+  /** Called when a record cannot be applied and its partition stops (until dead letters land). */
+  onStopped?: (record: IncomingRecord, error: unknown) => void;
+  /** Testing only: named crash points. */
+  faults?: FaultInjector;
+}
+
+export interface EffectivelyConsumer {
+  start(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+interface Decoded {
+  event: Event;
+  record: IncomingRecord;
+}
+
+/** A handler failure at position `index` of the applied range (the whole transaction rolled back). */
+class HandlerFailure {
+  constructor(
+    readonly index: number,
+    readonly error: unknown,
+  ) {}
+}
+
+function isPermanent(error: unknown): boolean {
+  return error instanceof EffectivelyError && !error.retryable;
+}
+
+function nextOffset(offset: string): string {
+  return (BigInt(offset) + 1n).toString();
+}
+
+/**
+ * The idempotent consumer. For each batch, in ONE database transaction: claim the batch's event ids in
+ * `processed_events` (one statement), run the handler for the fresh ones only, commit; then commit the offsets.
+ * A crash between the two commits redelivers events whose dedup rows exist: they are reported as duplicates.
+ */
+export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
+  const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
+  const maxBatchSize = options.maxBatchSize ?? 500;
+  if (!options.group) throw invalidOptions('group', 'a non-empty string');
+  if (!Array.isArray(options.topics) || options.topics.length === 0)
+    throw invalidOptions('topics', 'at least one topic');
+  if (typeof options.handler !== 'function') throw invalidOptions('handler', 'a function');
+  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) throw invalidOptions('maxBatchSize', 'a positive integer');
+  const retryBase = options.retry?.baseMs ?? 500;
+  const retryCap = options.retry?.capMs ?? 30_000;
+  const logger = options.logger ?? stderrLogger;
+  const { db, group, handler } = options;
+  const dedup = loadSql(import.meta.url, 'dedup.sql', schema);
+
+  let transportConsumer: Consumer | undefined;
+  let starting: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
+  let purgeTimer: NodeJS.Timeout | undefined;
+
+  async function applyRange(range: Decoded[], signal: AbortSignal): Promise<Outcome[]> {
+    return db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ event_id: string }>(dedup, [group, range.map((item) => item.event.id)]);
+      const fresh = new Set(rows.map((row) => row.event_id));
+      const outcomes: Outcome[] = [];
+      for (const [index, { event, record }] of range.entries()) {
+        // A repeat (redelivery, or the same id twice in one batch) finds no fresh claim left.
+        if (!fresh.delete(event.id)) {
+          outcomes.push('duplicate');
+          continue;
+        }
+        try {
+          const result = await handler(event, {
+            tx,
+            signal,
+            group,
+            record: { topic: record.topic, partition: record.partition, offset: record.offset },
+          });
+          outcomes.push(result === 'stale' ? 'stale' : 'applied');
+        } catch (error) {
+          throw new HandlerFailure(index, error);
+        }
+      }
+      await options.faults?.('consumer:before-db-commit');
+      return outcomes;
+    });
+  }
+
+  function stopPartition(record: IncomingRecord, error: unknown, control: BatchControl): void {
+    logger.error('record cannot be applied; partition stopped, offset left uncommitted', {
+      topic: record.topic,
+      partition: record.partition,
+      offset: record.offset,
+      group,
+      ...errorFields(error),
+    });
+    control.pause();
+    options.onStopped?.(record, error);
+  }
+
+  /** Applies `items` in order; returns false when it stopped early (closing, revoked or a stopped partition). */
+  async function applyAll(batch: Batch, items: Decoded[], control: BatchControl): Promise<boolean> {
+    let start = 0;
+    let end = items.length;
+    let attempts = 0;
+    while (start < items.length) {
+      if (control.signal.aborted) return false;
+      const range = items.slice(start, end);
+      let outcomes: Outcome[];
+      try {
+        outcomes = await applyRange(range, control.signal);
+      } catch (caught) {
+        const failure = caught instanceof HandlerFailure ? caught : new HandlerFailure(0, caught);
+        // Apply the good records before the failing one first, so the failure holds back nothing but itself.
+        if (failure.index > 0) {
+          end = start + failure.index;
+          continue;
+        }
+        const failed = items[start]!.record;
+        if (isPermanent(failure.error)) {
+          stopPartition(failed, failure.error, control);
+          return false;
+        }
+        attempts += 1;
+        const delay = fullJitter(attempts, retryBase, retryCap);
+        logger.warn('apply failed; retrying in place', {
+          topic: failed.topic,
+          partition: failed.partition,
+          offset: failed.offset,
+          attempts,
+          delayMs: delay,
+          ...errorFields(failure.error),
+        });
+        await sleep(delay, control.signal);
+        end = items.length;
+        continue;
+      }
+      await options.faults?.('consumer:after-db-commit');
+      const last = range.at(-1)!.record;
+      try {
+        await transportConsumer!.commit([
+          { topic: batch.topic, partition: batch.partition, offset: nextOffset(last.offset) },
+        ]);
+      } catch (error) {
+        // The database already holds the work: a redelivery after this is absorbed by the dedup rows.
+        logger.warn('offset commit failed; records may be redelivered (deduplicated)', errorFields(error));
+      }
+      control.resolve(last.offset);
+      if (options.onOutcome) {
+        for (const [index, outcome] of outcomes.entries()) options.onOutcome(range[index]!.event, outcome);
+      }
+      start = end;
+      end = items.length;
+      attempts = 0;
+    }
+    return true;
+  }
+
+  async function handleBatch(batch: Batch, control: BatchControl): Promise<void> {
+    const items: Decoded[] = [];
+    let poison: { record: IncomingRecord; error: unknown } | undefined;
+    for (const record of batch.records) {
+      try {
+        items.push({ event: decodeEvent(record), record });
+      } catch (error) {
+        poison = { record, error };
+        break;
+      }
+    }
+    const completed = await applyAll(batch, items, control);
+    if (completed && poison) stopPartition(poison.record, poison.error, control);
+  }
+
+  const consumer: EffectivelyConsumer = {
+    start() {
+      if (closing) return Promise.reject(new Error('consumer is closed'));
+      starting ??= (async () => {
+        transportConsumer = options.transport.consumer({
+          group,
+          topics: options.topics,
+          maxBatchSize,
+          fromBeginning: options.fromBeginning ?? true,
+        });
+        await transportConsumer.run(handleBatch);
+        if (options.retention) {
+          const { keepMs, everyMs = 60_000 } = options.retention;
+          purgeTimer = setInterval(() => {
+            purgeProcessed(db, { schema, olderThanMs: keepMs }).catch((error: unknown) =>
+              logger.warn('dedup purge failed', errorFields(error)),
+            );
+          }, everyMs);
+          purgeTimer.unref();
+        }
+      })();
+      return starting;
+    },
+    close({ timeoutMs = 10_000 } = {}) {
+      closing ??= (async () => {
+        clearInterval(purgeTimer);
+        await starting?.catch(() => undefined);
+        if (transportConsumer && !(await within(transportConsumer.close(), timeoutMs))) {
+          logger.warn('consumer close timed out waiting for the in-flight batch', { timeoutMs });
+        }
+      })();
+      return closing;
+    },
+    [Symbol.asyncDispose]() {
+      return consumer.close();
+    },
+  };
+  return consumer;
+}

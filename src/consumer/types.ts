@@ -1,0 +1,20 @@
+import type { Queryable } from '../db/port.ts';
+import type { Event } from '../envelope/event.ts';
+
+/** What became of one event: its effect was applied, it had been applied before, or a newer version already was. */
+export type Outcome = 'applied' | 'duplicate' | 'stale';
+
+export interface HandlerContext {
+  /** The consumer's transaction: the dedup row and everything written here commit together, or not at all. */
+  tx: Queryable;
+  /** Aborted when the consumer closes or loses the partition. */
+  signal: AbortSignal;
+  group: string;
+  record: { topic: string; partition: number; offset: string };
+}
+
+/**
+ * Applies one fresh event inside the consumer's transaction. Return `'stale'` when a version guard refused it (the
+ * event still counts as processed); anything else means applied. Throw to fail: the transaction rolls back.
+ */
+export type EventHandler = (event: Event, context: HandlerContext) => Promise<void | 'applied' | 'stale'>;

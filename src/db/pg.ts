@@ -1,0 +1,61 @@
+import pg from 'pg';
+import type { Db, Queryable } from './port.ts';
+
+export interface PgDbOptions {
+  /** Default `DATABASE_URL` or `postgres://postgres@127.0.0.1:5432/postgres`. */
+  connectionString?: string;
+  /** Pool size for the library's own work (default 4). */
+  max?: number;
+}
+
+export function defaultDatabaseUrl(): string {
+  return process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+}
+
+/** A Db on a PostgreSQL server through `pg` (node-postgres). Pass your own pool, or let it make one. */
+export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
+  const ownsPool = !(source instanceof pg.Pool);
+  const pool =
+    source instanceof pg.Pool
+      ? source
+      : new pg.Pool({ connectionString: source.connectionString ?? defaultDatabaseUrl(), max: source.max ?? 4 });
+  // An idle client that loses its server emits 'error' on the pool; without a listener that would crash the process.
+  pool.on('error', () => undefined);
+  let closing: Promise<void> | undefined;
+  return {
+    query: (text, params) => pool.query(text, params) as never,
+    async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken: unknown;
+      try {
+        await client.query('BEGIN');
+        const result = await work(client as Queryable);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          broken = rollbackError;
+        });
+        throw error;
+      } finally {
+        client.release(broken as Error | undefined);
+      }
+    },
+    async listen(channel, onNotify) {
+      const client = new pg.Client({ connectionString: pool.options.connectionString });
+      client.on('error', () => undefined);
+      await client.connect();
+      client.on('notification', (message) => {
+        if (message.channel === channel) onNotify();
+      });
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      return async () => {
+        await client.end().catch(() => undefined);
+      };
+    },
+    close() {
+      closing ??= ownsPool ? pool.end() : Promise.resolve();
+      return closing;
+    },
+  };
+}

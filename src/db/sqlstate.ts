@@ -1,0 +1,23 @@
+/**
+ * PostgreSQL errors are classified by SQLSTATE (never by message text): the classes below may pass on retry.
+ * 08 connection exception, 40001 serialization failure, 40P01 deadlock, 53 insufficient resources,
+ * 57P01..57P03 shutdown / cannot connect now, 55P03 lock not available.
+ */
+const transientStates = new Set(['40001', '40P01', '55P03', '57P01', '57P02', '57P03']);
+const transientClasses = new Set(['08', '53']);
+const transientNodeCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export function sqlState(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/** True when a database error is worth retrying: a transient SQLSTATE or a broken connection. */
+export function isTransientDbError(error: unknown): boolean {
+  const state = sqlState(error);
+  if (state !== undefined) return transientStates.has(state) || transientClasses.has(state.slice(0, 2));
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && transientNodeCodes.has(code);
+}

@@ -1,0 +1,59 @@
+/** Stable error codes. Each one is documented in docs/errors.md (a test keeps the two in step). */
+export const ErrorCodes = {
+  EFF_INVALID_OPTIONS: 'EFF_INVALID_OPTIONS',
+  EFF_INVALID_IDENTIFIER: 'EFF_INVALID_IDENTIFIER',
+  EFF_INVALID_EVENT: 'EFF_INVALID_EVENT',
+  EFF_DECODE_FAILED: 'EFF_DECODE_FAILED',
+  EFF_MISSING_EVENT_ID: 'EFF_MISSING_EVENT_ID',
+  EFF_HANDLER_FAILED: 'EFF_HANDLER_FAILED',
+  EFF_DB_TRANSIENT: 'EFF_DB_TRANSIENT',
+  EFF_DB_PERMANENT: 'EFF_DB_PERMANENT',
+  EFF_MIGRATION_NEWER: 'EFF_MIGRATION_NEWER',
+  EFF_TRANSPORT: 'EFF_TRANSPORT',
+  EFF_CLOSED: 'EFF_CLOSED',
+  EFF_TIMEOUT: 'EFF_TIMEOUT',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+export interface EffectivelyErrorOptions {
+  retryable?: boolean;
+  cause?: unknown;
+  details?: Record<string, unknown>;
+}
+
+export class EffectivelyError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: EffectivelyErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'EffectivelyError';
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+    this.details = options.details ?? {};
+  }
+}
+
+/** Thrown by handlers for a failure that retrying cannot fix (the record becomes a dead letter once that issue lands). */
+export class PermanentError extends EffectivelyError {
+  constructor(message: string, options: Omit<EffectivelyErrorOptions, 'retryable'> = {}) {
+    super(ErrorCodes.EFF_HANDLER_FAILED, message, { ...options, retryable: false });
+    this.name = 'PermanentError';
+  }
+}
+
+/** Thrown by handlers for a failure that may pass on a later attempt. */
+export class TransientError extends EffectivelyError {
+  constructor(message: string, options: Omit<EffectivelyErrorOptions, 'retryable'> = {}) {
+    super(ErrorCodes.EFF_HANDLER_FAILED, message, { ...options, retryable: true });
+    this.name = 'TransientError';
+  }
+}
+
+export function invalidOptions(field: string, problem: string): EffectivelyError {
+  return new EffectivelyError(ErrorCodes.EFF_INVALID_OPTIONS, `invalid option \`${field}\`: ${problem}`, {
+    details: { field },
+  });
+}

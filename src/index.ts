@@ -1,0 +1,34 @@
+// The public API of effectively. Nothing else is public.
+
+// consumer
+export { type ConsumerOptions, createConsumer, type EffectivelyConsumer } from './consumer/consumer.ts';
+export { ledgerEntry, upsert, versionGuard } from './consumer/patterns.ts';
+export { type PurgeOptions, purgeProcessed } from './consumer/retention.ts';
+export type { EventHandler, HandlerContext, Outcome } from './consumer/types.ts';
+// db
+export { type MigrateOptions, type MigrateResult, migrate } from './db/migrate.ts';
+export { defaultDatabaseUrl, type PgDbOptions, pgDb } from './db/pg.ts';
+export type { Db, Queryable } from './db/port.ts';
+export { isTransientDbError, sqlState } from './db/sqlstate.ts';
+// envelope
+export { decodeEvent, encodeEvent } from './envelope/cloudevents.ts';
+export { createEvent, type Event, type NewEvent } from './envelope/event.ts';
+export { isUuid, uuidv7 } from './envelope/uuidv7.ts';
+// errors
+export {
+  EffectivelyError,
+  type ErrorCode,
+  ErrorCodes,
+  PermanentError,
+  TransientError,
+} from './errors.ts';
+export type { CloseOptions } from './lifecycle.ts';
+export type { FaultInjector, FaultPoint } from './observability/faults.ts';
+export { type Logger, silentLogger, stderrLogger } from './observability/logger.ts';
+// outbox
+export { createOutbox, type Outbox, type OutboxOptions } from './outbox/outbox.ts';
+export { createRelay, type Relay, type RelayOptions } from './outbox/relay.ts';
+export type { KafkaTransportOptions } from './transport/kafka/config.ts';
+// transport
+export { kafkaTransport } from './transport/kafka/transport.ts';
+export type * from './transport/port.ts';

@@ -1,0 +1,57 @@
+import { assertIdentifier } from '../db/identifiers.ts';
+import type { Queryable } from '../db/port.ts';
+import { loadSql } from '../db/sql.ts';
+import { encodeEvent } from '../envelope/cloudevents.ts';
+import type { Event } from '../envelope/event.ts';
+import { invalidOptions } from '../errors.ts';
+import { defaultShards, shardOf } from './shard.ts';
+
+export interface OutboxOptions {
+  /** Schema of the library's tables (default `effectively`). */
+  schema?: string;
+  /** Key shards; must equal the relays' `shards` (default 16). */
+  shards?: number;
+  /** Send a NOTIFY with each enqueue so relays wake at once (default true; relays also poll). */
+  notify?: boolean;
+}
+
+export interface Outbox {
+  /** Writes events in the caller's transaction: they are published if and only if that transaction commits. */
+  enqueue(tx: Queryable, events: Event | readonly Event[]): Promise<void>;
+}
+
+export function notifyChannel(schema: string): string {
+  return `${schema}_outbox`;
+}
+
+export function createOutbox(options: OutboxOptions = {}): Outbox {
+  const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
+  const shards = options.shards ?? defaultShards;
+  if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw invalidOptions('shards', 'an integer in 1..1024');
+  const notify = options.notify ?? true;
+  const insert = loadSql(import.meta.url, 'enqueue.sql', schema);
+  const channel = notifyChannel(schema);
+  return {
+    async enqueue(tx, input) {
+      const events = Array.isArray(input) ? (input as readonly Event[]) : [input as Event];
+      if (events.length === 0) return;
+      const ids: string[] = [];
+      const topics: string[] = [];
+      const keys: string[] = [];
+      const shardList: number[] = [];
+      const headers: string[] = [];
+      const payloads: (Buffer | null)[] = [];
+      for (const event of events) {
+        const record = encodeEvent(event);
+        ids.push(event.id);
+        topics.push(record.topic);
+        keys.push(event.key);
+        shardList.push(shardOf(event.key, shards));
+        headers.push(JSON.stringify(record.headers));
+        payloads.push(record.value);
+      }
+      await tx.query(insert, [ids, topics, keys, shardList, headers, payloads]);
+      if (notify) await tx.query('SELECT pg_notify($1, NULL)', [channel]);
+    },
+  };
+}

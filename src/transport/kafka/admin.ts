@@ -1,0 +1,55 @@
+import type { KafkaJS } from '@confluentinc/kafka-javascript';
+import type { Admin, TopicPartitionOffset, TopicSpec } from '../port.ts';
+
+type ClientAdmin = ReturnType<KafkaJS.Kafka['admin']>;
+
+export class KafkaAdmin implements Admin {
+  readonly #client: ClientAdmin;
+  #connecting: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(kafka: KafkaJS.Kafka) {
+    this.#client = kafka.admin();
+  }
+
+  #connect(): Promise<void> {
+    this.#connecting ??= this.#client.connect();
+    return this.#connecting;
+  }
+
+  async createTopics(topics: TopicSpec[]): Promise<void> {
+    await this.#connect();
+    await this.#client.createTopics({
+      topics: topics.map(({ topic, partitions }) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+    });
+  }
+
+  async deleteTopics(topics: string[]): Promise<void> {
+    await this.#connect();
+    await this.#client.deleteTopics({ topics });
+  }
+
+  async committedOffsets(group: string, topic: string): Promise<TopicPartitionOffset[]> {
+    await this.#connect();
+    const result = await this.#client.fetchOffsets({ groupId: group, topics: [topic] });
+    return result.flatMap((entry) =>
+      entry.partitions.map((p) => ({ topic: entry.topic, partition: p.partition, offset: String(p.offset) })),
+    );
+  }
+
+  async endOffsets(topic: string): Promise<TopicPartitionOffset[]> {
+    await this.#connect();
+    const result = await this.#client.fetchTopicOffsets(topic);
+    return result.map((p) => ({ topic, partition: p.partition, offset: String(p.high) }));
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#connecting) {
+        await this.#connecting.catch(() => undefined);
+        await this.#client.disconnect();
+      }
+    })();
+    return this.#closing;
+  }
+}

@@ -1,0 +1,122 @@
+import { CODES, type KafkaJS } from '@confluentinc/kafka-javascript';
+import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import type {
+  BatchHandler,
+  Consumer,
+  ConsumerOptions,
+  IncomingRecord,
+  TopicPartition,
+  TopicPartitionOffset,
+} from '../port.ts';
+import { normalizeHeaders } from './headers.ts';
+
+type ClientConsumer = ReturnType<KafkaJS.Kafka['consumer']>;
+type RebalanceFns = { assign: (a: unknown[]) => void; unassign: (a: unknown[]) => void };
+
+/**
+ * Batch consumer over the client's KafkaJS-style API. Offsets are never auto-committed: the caller commits after its
+ * database did. Batches come one partition at a time, one at a time (partitionsConsumedConcurrently = 1), and a
+ * rebalance only happens between batches (the client runs the rebalance callback inside its poll), so a revoked
+ * partition never has a batch half-applied.
+ */
+export class KafkaConsumer implements Consumer {
+  readonly #client: ClientConsumer;
+  readonly #options: ConsumerOptions;
+  readonly #abort = new AbortController();
+  #inFlight: Promise<void> | undefined;
+  #connecting: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(kafka: KafkaJS.Kafka, options: ConsumerOptions, rdkafka: Record<string, string | number | boolean>) {
+    this.#options = options;
+    this.#client = kafka.consumer({
+      kafkaJS: { groupId: options.group, fromBeginning: options.fromBeginning, autoCommit: false },
+      'js.consumer.max.batch.size': options.maxBatchSize,
+      'isolation.level': 'read_committed',
+      rebalance_cb: (error: { code: number }, assignment: TopicPartition[], fns: RebalanceFns) =>
+        this.#onRebalance(error, assignment, fns),
+      ...rdkafka,
+    });
+  }
+
+  async #onRebalance(error: { code: number }, assignment: TopicPartition[], fns: RebalanceFns): Promise<void> {
+    const partitions = assignment.map(({ topic, partition }) => ({ topic, partition }));
+    if (error.code === CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
+      await this.#inFlight?.catch(() => undefined);
+      await this.#options.onRevoke?.(partitions);
+      fns.unassign(assignment);
+    } else if (error.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
+      fns.assign(assignment);
+      this.#options.onAssign?.(partitions);
+    }
+  }
+
+  async run(handler: BatchHandler): Promise<void> {
+    if (this.#closing) throw new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closed');
+    this.#connecting ??= this.#client.connect();
+    await this.#connecting;
+    await this.#client.subscribe({ topics: this.#options.topics });
+    await this.#client.run({
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 1,
+      eachBatch: async ({ batch, resolveOffset, pause }) => {
+        if (this.#abort.signal.aborted) return;
+        const records: IncomingRecord[] = batch.messages.map((message) => ({
+          topic: batch.topic,
+          partition: batch.partition,
+          offset: message.offset,
+          key: message.key ?? null,
+          value: message.value ?? null,
+          headers: normalizeHeaders(message.headers),
+          timestamp: Number(message.timestamp),
+        }));
+        const work = handler(
+          { topic: batch.topic, partition: batch.partition, records },
+          { resolve: (offset) => resolveOffset(offset), pause: () => void pause(), signal: this.#abort.signal },
+        );
+        this.#inFlight = work;
+        try {
+          await work;
+        } finally {
+          this.#inFlight = undefined;
+        }
+      },
+    });
+  }
+
+  async commit(offsets: TopicPartitionOffset[]): Promise<void> {
+    if (offsets.length === 0) return;
+    try {
+      await this.#client.commitOffsets(offsets);
+    } catch (error) {
+      throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `offset commit failed: ${(error as Error).message}`, {
+        retryable: true,
+        cause: error,
+      });
+    }
+  }
+
+  pause(partitions: TopicPartition[]): void {
+    this.#client.pause(partitions.map(({ topic, partition }) => ({ topic, partitions: [partition] })));
+  }
+
+  resume(partitions: TopicPartition[]): void {
+    this.#client.resume(partitions.map(({ topic, partition }) => ({ topic, partitions: [partition] })));
+  }
+
+  seek(position: TopicPartitionOffset): void {
+    this.#client.seek(position);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#abort.abort(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closing'));
+      await this.#inFlight?.catch(() => undefined);
+      if (this.#connecting) {
+        await this.#connecting.catch(() => undefined);
+        await this.#client.disconnect();
+      }
+    })();
+    return this.#closing;
+  }
+}

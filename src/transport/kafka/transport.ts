@@ -1,0 +1,22 @@
+import { KafkaJS } from '@confluentinc/kafka-javascript';
+import type { Admin, Consumer, ConsumerOptions, Producer, Transport } from '../port.ts';
+import { KafkaAdmin } from './admin.ts';
+import { defaultBrokers, type KafkaTransportOptions } from './config.ts';
+import { KafkaConsumer } from './consumer.ts';
+import { KafkaProducer } from './producer.ts';
+
+/** The Kafka transport: the engine at scale. */
+export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
+  const brokers = options.brokers ?? defaultBrokers();
+  const rdkafka = options.rdkafka ?? {};
+  const kafka = (clientId: string) =>
+    new KafkaJS.Kafka({ kafkaJS: { brokers, clientId, logLevel: KafkaJS.logLevel.ERROR } });
+  const baseId = options.clientId ?? 'effectively';
+  return {
+    name: 'kafka',
+    producer: (producerOptions = {}): Producer => new KafkaProducer(kafka(producerOptions.clientId ?? baseId), rdkafka),
+    consumer: (consumerOptions: ConsumerOptions): Consumer =>
+      new KafkaConsumer(kafka(baseId), consumerOptions, rdkafka),
+    admin: (): Admin => new KafkaAdmin(kafka(baseId)),
+  };
+}

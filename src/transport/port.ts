@@ -1,0 +1,104 @@
+/**
+ * The small Kafka-shaped port every transport implements. Nothing above `transport/` sees a client library.
+ * Offsets are decimal strings (Kafka offsets are 64-bit).
+ */
+
+export type Headers = Record<string, Buffer>;
+
+export interface OutgoingRecord {
+  topic: string;
+  key: string | null;
+  value: Buffer | null;
+  headers: Record<string, string | Buffer>;
+}
+
+export interface IncomingRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Headers;
+  /** Broker timestamp, ms since epoch. */
+  timestamp: number;
+}
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+export interface TopicPartitionOffset extends TopicPartition {
+  /** The next offset to read (last processed + 1). */
+  offset: string;
+}
+
+export interface Producer {
+  connect(): Promise<void>;
+  /** Resolves once the broker acknowledged every record (acks=all, idempotent). Order per key is kept. */
+  send(records: readonly OutgoingRecord[]): Promise<void>;
+  /** Sends records and the consumer's offsets in one Kafka transaction (Kafka→Kafka). */
+  sendInTransaction?(records: readonly OutgoingRecord[], offsets: TopicPartitionOffset[], group: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Batch {
+  topic: string;
+  partition: number;
+  records: IncomingRecord[];
+}
+
+export interface BatchControl {
+  /** Marks records up to and including `offset` as handled: the batch ends there and the rest is fetched again. */
+  resolve(offset: string): void;
+  /** Pauses this batch's partition (the rest of the batch is fetched again after resume). */
+  pause(): void;
+  /** Aborted when the consumer stops or the partition is revoked. */
+  signal: AbortSignal;
+}
+
+export type BatchHandler = (batch: Batch, control: BatchControl) => Promise<void>;
+
+export interface ConsumerOptions {
+  group: string;
+  topics: string[];
+  /** Most records handed to one batch. */
+  maxBatchSize: number;
+  /** Where a group with no committed offset starts. */
+  fromBeginning: boolean;
+  onAssign?: (partitions: TopicPartition[]) => void;
+  /** Called before partitions go; the transport waits for the returned promise (the in-flight batch). */
+  onRevoke?: (partitions: TopicPartition[]) => Promise<void>;
+}
+
+export interface Consumer {
+  run(handler: BatchHandler): Promise<void>;
+  /** Commits offsets to the group: only ever for work the database already committed. */
+  commit(offsets: TopicPartitionOffset[]): Promise<void>;
+  pause(partitions: TopicPartition[]): void;
+  resume(partitions: TopicPartition[]): void;
+  seek(position: TopicPartitionOffset): void;
+  close(): Promise<void>;
+}
+
+export interface TopicSpec {
+  topic: string;
+  partitions: number;
+}
+
+export interface Admin {
+  createTopics(topics: TopicSpec[]): Promise<void>;
+  deleteTopics(topics: string[]): Promise<void>;
+  /** Committed offsets of a group for a topic (-1 when none). */
+  committedOffsets(group: string, topic: string): Promise<TopicPartitionOffset[]>;
+  /** High watermarks (next offset to be written) per partition. */
+  endOffsets(topic: string): Promise<TopicPartitionOffset[]>;
+  close(): Promise<void>;
+}
+
+export interface Transport {
+  readonly name: string;
+  producer(options?: { clientId?: string }): Producer;
+  consumer(options: ConsumerOptions): Consumer;
+  admin(): Admin;
+}
