@@ -25,6 +25,10 @@ export interface ConsumerOptions {
   maxBatchSize?: number;
   /** Where a new group starts (default true: the beginning). */
   fromBeginning?: boolean;
+  /** Static group membership id: a restarted process with the same id resumes its partitions at once. */
+  instanceId?: string;
+  /** Group session timeout (default the transport's; Kafka's minimum is 6000 ms). */
+  sessionTimeoutMs?: number;
   /** In-place retry of a failing record: full-jitter backoff from `baseMs` up to `capMs` (defaults 500 ms, 30 s). */
   retry?: { baseMs?: number; capMs?: number };
   /** Purge dedup rows older than `keepMs` every `everyMs` (default: never purge). */
@@ -211,6 +215,8 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           topics: options.topics,
           maxBatchSize,
           fromBeginning: options.fromBeginning ?? true,
+          ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+          ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
         });
         await transportConsumer.run(handleBatch);
         if (options.retention) {

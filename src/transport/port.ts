@@ -66,6 +66,10 @@ export interface ConsumerOptions {
   maxBatchSize: number;
   /** Where a group with no committed offset starts. */
   fromBeginning: boolean;
+  /** Static membership: a restarted member with the same id takes its partitions back without a rebalance. */
+  instanceId?: string;
+  /** How long the group waits for a silent member before moving its partitions (Kafka's minimum is 6000 ms). */
+  sessionTimeoutMs?: number;
   onAssign?: (partitions: TopicPartition[]) => void;
   /** Called before partitions go; the transport waits for the returned promise (the in-flight batch). */
   onRevoke?: (partitions: TopicPartition[]) => Promise<void>;

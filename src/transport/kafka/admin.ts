@@ -1,14 +1,14 @@
-import type { KafkaJS } from '@confluentinc/kafka-javascript';
 import type { Admin, TopicPartitionOffset, TopicSpec } from '../port.ts';
+import type { Kafka } from './client.ts';
 
-type ClientAdmin = ReturnType<KafkaJS.Kafka['admin']>;
+type ClientAdmin = ReturnType<Kafka['admin']>;
 
 export class KafkaAdmin implements Admin {
   readonly #client: ClientAdmin;
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(kafka: KafkaJS.Kafka) {
+  constructor(kafka: Kafka) {
     this.#client = kafka.admin();
   }
 

@@ -1,4 +1,3 @@
-import { CODES, type KafkaJS } from '@confluentinc/kafka-javascript';
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import type {
   BatchHandler,
@@ -8,9 +7,10 @@ import type {
   TopicPartition,
   TopicPartitionOffset,
 } from '../port.ts';
+import { CODES, type Kafka } from './client.ts';
 import { normalizeHeaders } from './headers.ts';
 
-type ClientConsumer = ReturnType<KafkaJS.Kafka['consumer']>;
+type ClientConsumer = ReturnType<Kafka['consumer']>;
 type RebalanceFns = { assign: (a: unknown[]) => void; unassign: (a: unknown[]) => void };
 
 /**
@@ -27,12 +27,19 @@ export class KafkaConsumer implements Consumer {
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(kafka: KafkaJS.Kafka, options: ConsumerOptions, rdkafka: Record<string, string | number | boolean>) {
+  constructor(kafka: Kafka, options: ConsumerOptions, rdkafka: Record<string, string | number | boolean>) {
     this.#options = options;
     this.#client = kafka.consumer({
       kafkaJS: { groupId: options.group, fromBeginning: options.fromBeginning, autoCommit: false },
       'js.consumer.max.batch.size': options.maxBatchSize,
       'isolation.level': 'read_committed',
+      ...(options.instanceId === undefined ? {} : { 'group.instance.id': options.instanceId }),
+      ...(options.sessionTimeoutMs === undefined
+        ? {}
+        : {
+            'session.timeout.ms': options.sessionTimeoutMs,
+            'heartbeat.interval.ms': Math.max(500, Math.floor(options.sessionTimeoutMs / 6)),
+          }),
       rebalance_cb: (error: { code: number }, assignment: TopicPartition[], fns: RebalanceFns) =>
         this.#onRebalance(error, assignment, fns),
       ...rdkafka,

@@ -1,8 +1,8 @@
-import type { KafkaJS } from '@confluentinc/kafka-javascript';
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import type { OutgoingRecord, Producer } from '../port.ts';
+import type { Kafka } from './client.ts';
 
-type ClientProducer = ReturnType<KafkaJS.Kafka['producer']>;
+type ClientProducer = ReturnType<Kafka['producer']>;
 
 function groupByTopic(records: readonly OutgoingRecord[]) {
   const byTopic = new Map<
@@ -23,7 +23,7 @@ export class KafkaProducer implements Producer {
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(kafka: KafkaJS.Kafka, rdkafka: Record<string, string | number | boolean>) {
+  constructor(kafka: Kafka, rdkafka: Record<string, string | number | boolean>) {
     this.#client = kafka.producer({
       kafkaJS: { idempotent: true, acks: -1 },
       'linger.ms': 5,

@@ -1,6 +1,6 @@
-import { KafkaJS } from '@confluentinc/kafka-javascript';
 import type { Admin, Consumer, ConsumerOptions, Producer, Transport } from '../port.ts';
 import { KafkaAdmin } from './admin.ts';
+import { KafkaJS } from './client.ts';
 import { defaultBrokers, type KafkaTransportOptions } from './config.ts';
 import { KafkaConsumer } from './consumer.ts';
 import { KafkaProducer } from './producer.ts';

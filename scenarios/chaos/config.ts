@@ -1,0 +1,36 @@
+import { assertIdentifier } from '../../src/db/identifiers.ts';
+
+/** What every chaos process is told through its environment. */
+export interface ChaosConfig {
+  schema: string;
+  topic: string;
+  group: string;
+  events: number;
+  /** Orders written per second by the writer (0 = as fast as it can). */
+  rate: number;
+  /** `effectively` or a naive twin: `no-dedup` (consumer), `no-outbox` (writer). */
+  mode: 'effectively' | 'no-dedup' | 'no-outbox';
+}
+
+export function configFromEnv(): ChaosConfig {
+  const env = process.env;
+  return {
+    schema: assertIdentifier(env.CHAOS_SCHEMA ?? '', 'schema'),
+    topic: env.CHAOS_TOPIC ?? '',
+    group: env.CHAOS_GROUP ?? '',
+    events: Number(env.CHAOS_EVENTS ?? 0),
+    rate: Number(env.CHAOS_RATE ?? 0),
+    mode: (env.CHAOS_MODE ?? 'effectively') as ChaosConfig['mode'],
+  };
+}
+
+export function configToEnv(config: ChaosConfig): Record<string, string> {
+  return {
+    CHAOS_SCHEMA: config.schema,
+    CHAOS_TOPIC: config.topic,
+    CHAOS_GROUP: config.group,
+    CHAOS_EVENTS: String(config.events),
+    CHAOS_RATE: String(config.rate),
+    CHAOS_MODE: config.mode,
+  };
+}

@@ -1,0 +1,54 @@
+// Child process: the notification consumer. Schedules one e-mail row per OrderConfirmed. The naive twin (`no-dedup`)
+// writes the e-mail and then commits the offset, with no dedup row: a crash between the two is Ana's second e-mail.
+import { createConsumer } from '../../src/consumer/consumer.ts';
+import { decodeEvent } from '../../src/envelope/cloudevents.ts';
+import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import { configFromEnv } from './config.ts';
+import { crashSwitch } from './crash.ts';
+import { chaosDb } from './db.ts';
+
+const config = configFromEnv();
+const crash = crashSwitch();
+const db = chaosDb();
+const transport = kafkaTransport({ clientId: 'chaos-consumer' });
+const insertEmail = `INSERT INTO ${config.schema}.emails (order_id, event_id) VALUES ($1, $2)`;
+const membership = { instanceId: 'chaos-consumer', sessionTimeoutMs: 6000 };
+
+if (config.mode === 'no-dedup') {
+  const consumer = transport.consumer({
+    group: config.group,
+    topics: [config.topic],
+    maxBatchSize: 200,
+    fromBeginning: true,
+    ...membership,
+  });
+  await consumer.run(async (batch, control) => {
+    const events = batch.records.map(decodeEvent);
+    await db.transaction(async (tx) => {
+      for (const event of events) await tx.query(insertEmail, [(event.data as { orderId: string }).orderId, event.id]);
+    });
+    crash('consumer:after-db-commit');
+    const last = batch.records.at(-1)!;
+    await consumer.commit([
+      { topic: batch.topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) },
+    ]);
+    control.resolve(last.offset);
+  });
+  process.on('SIGTERM', () => void consumer.close().then(() => process.exit(0)));
+} else {
+  const consumer = createConsumer({
+    db,
+    transport,
+    group: config.group,
+    topics: [config.topic],
+    schema: config.schema,
+    maxBatchSize: 200,
+    ...membership,
+    faults: crash,
+    handler: async (event, { tx }) => {
+      await tx.query(insertEmail, [(event.data as { orderId: string }).orderId, event.id]);
+    },
+  });
+  await consumer.start();
+  process.on('SIGTERM', () => void consumer.close().then(() => process.exit(0)));
+}
