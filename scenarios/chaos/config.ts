@@ -8,8 +8,11 @@ export interface ChaosConfig {
   events: number;
   /** Orders written per second by the writer (0 = as fast as it can). */
   rate: number;
-  /** `effectively` or a naive twin: `no-dedup` (consumer), `no-outbox` (writer). */
-  mode: 'effectively' | 'no-dedup' | 'no-outbox';
+  /**
+   * `effectively`, or a naive twin: `no-dedup` (consumer writes, then commits the offset, no dedup row),
+   * `offset-first` (consumer commits the offset, then writes), `no-outbox` (writer saves, then publishes).
+   */
+  mode: 'effectively' | 'no-dedup' | 'offset-first' | 'no-outbox';
 }
 
 export function configFromEnv(): ChaosConfig {

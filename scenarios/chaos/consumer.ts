@@ -1,5 +1,6 @@
 // Child process: the notification consumer. Schedules one e-mail row per OrderConfirmed. The naive twin (`no-dedup`)
 // writes the e-mail and then commits the offset, with no dedup row: a crash between the two is Ana's second e-mail.
+// The naive twin `offset-first` commits the offset and then writes: a crash between the two loses the e-mail.
 import { createConsumer } from '../../src/consumer/consumer.ts';
 import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
@@ -14,7 +15,7 @@ const transport = kafkaTransport({ clientId: 'chaos-consumer' });
 const insertEmail = `INSERT INTO ${config.schema}.emails (order_id, event_id) VALUES ($1, $2)`;
 const membership = { instanceId: 'chaos-consumer', sessionTimeoutMs: 6000 };
 
-if (config.mode === 'no-dedup') {
+if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
   const consumer = transport.consumer({
     group: config.group,
     topics: [config.topic],
@@ -24,14 +25,16 @@ if (config.mode === 'no-dedup') {
   });
   await consumer.run(async (batch, control) => {
     const events = batch.records.map(decodeEvent);
+    const last = batch.records.at(-1)!;
+    const commitOffset = () =>
+      consumer.commit([{ topic: batch.topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
+    if (config.mode === 'offset-first') await commitOffset();
     await db.transaction(async (tx) => {
       for (const event of events) await tx.query(insertEmail, [(event.data as { orderId: string }).orderId, event.id]);
+      crash('consumer:before-db-commit');
     });
     crash('consumer:after-db-commit');
-    const last = batch.records.at(-1)!;
-    await consumer.commit([
-      { topic: batch.topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) },
-    ]);
+    if (config.mode === 'no-dedup') await commitOffset();
     control.resolve(last.offset);
   });
   process.on('SIGTERM', () => void consumer.close().then(() => process.exit(0)));

@@ -1,4 +1,4 @@
-// npm run chaos -- --events N --kills K [--mode effectively|no-dedup|no-outbox] [--rate R] [--keep]
+// npm run chaos -- --events N --kills K [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R] [--keep]
 // Runs the order writer, the relay and the notification consumer as child processes on real Kafka + PostgreSQL,
 // SIGKILLs relay and consumer K times (half of them at named hops) and audits: every order exactly one e-mail.
 import { execFileSync } from 'node:child_process';
@@ -37,7 +37,7 @@ if (!(await reachable(defaultBrokers()[0]!))) {
   });
 }
 
-const mode = values.mode as 'effectively' | 'no-dedup' | 'no-outbox';
+const mode = values.mode as 'effectively' | 'no-dedup' | 'offset-first' | 'no-outbox';
 const started = Date.now();
 const result = await runChaos({
   events: Number(values.events),

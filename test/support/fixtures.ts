@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+import type { TestContext } from 'node:test';
+import { migrate } from '../../src/db/migrate.ts';
+import { pgDb } from '../../src/db/pg.ts';
+import type { Db } from '../../src/db/port.ts';
+import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import type { Transport } from '../../src/transport/port.ts';
+
+export function randomName(prefix: string): string {
+  return `${prefix}_${randomBytes(5).toString('hex')}`;
+}
+
+/** A migrated schema of its own for one test, dropped afterwards (kept when the test failed, for a look). */
+export async function freshSchema(t: TestContext): Promise<{ db: Db; schema: string }> {
+  const db = pgDb({ max: 4 });
+  const schema = randomName('t');
+  await migrate(db, { schema });
+  t.after(async () => {
+    if (process.exitCode === undefined || process.exitCode === 0) {
+      await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    }
+    await db.close();
+  });
+  return { db, schema };
+}
+
+/** A topic of its own for one test, deleted afterwards. */
+export async function freshTopic(t: TestContext, partitions = 3): Promise<{ transport: Transport; topic: string }> {
+  const transport = kafkaTransport({ clientId: 'effectively-test' });
+  const admin = transport.admin();
+  const topic = randomName('topic').replace('_', '-');
+  await admin.createTopics([{ topic, partitions }]);
+  t.after(async () => {
+    await admin.deleteTopics([topic]).catch(() => undefined);
+    await admin.close();
+  });
+  return { transport, topic };
+}
+
+/** Polls `check` until it returns true or the time is up. */
+export async function eventually(check: () => Promise<boolean>, timeoutMs = 30_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
