@@ -1,4 +1,4 @@
-import { assertIdentifier } from '../db/identifiers.ts';
+import { assertIdentifier, assertQualifiedName } from '../db/identifiers.ts';
 import type { Queryable } from '../db/port.ts';
 
 /**
@@ -23,7 +23,7 @@ export interface VersionGuardInput {
 
 /** `UPDATE ... WHERE id = $1 AND version < $v`: an old event delivered late never overwrites a newer state. */
 export async function versionGuard(tx: Queryable, input: VersionGuardInput): Promise<'applied' | 'stale'> {
-  const table = assertIdentifier(input.table, 'table');
+  const table = assertQualifiedName(input.table);
   const idColumn = assertIdentifier(input.id.column, 'column');
   const versionColumn = assertIdentifier(input.versionColumn ?? 'version', 'column');
   const [names, values] = columns(input.set);
@@ -45,7 +45,7 @@ export interface UpsertInput {
 
 /** Natural-key upsert: applying it twice leaves the same state. */
 export async function upsert(tx: Queryable, input: UpsertInput): Promise<void> {
-  const table = assertIdentifier(input.table, 'table');
+  const table = assertQualifiedName(input.table);
   const [keyNames, keyValues] = columns(input.key);
   const [valueNames, values] = columns(input.values);
   const all = [...keyNames, ...valueNames];
@@ -66,7 +66,7 @@ export interface LedgerInput {
 
 /** Records a fact with an id instead of changing a total: `'duplicate'` when that fact was already recorded. */
 export async function ledgerEntry(tx: Queryable, input: LedgerInput): Promise<'applied' | 'duplicate'> {
-  const table = assertIdentifier(input.table, 'table');
+  const table = assertQualifiedName(input.table);
   const [names, values] = columns(input.entry);
   const result = await tx.query(
     `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT DO NOTHING`,

@@ -13,3 +13,11 @@ export function assertIdentifier(name: string, what = 'identifier'): string {
   }
   return name;
 }
+
+/** A table name, optionally schema-qualified (`schema.table`), each part validated. */
+export function assertQualifiedName(name: string, what = 'table'): string {
+  const parts = name.split('.');
+  if (parts.length > 2) assertIdentifier(name, what);
+  for (const part of parts) assertIdentifier(part, what);
+  return name;
+}

@@ -9,7 +9,16 @@ import { isUuid } from './uuidv7.ts';
  * and the key also as the partitioning extension `ce_partitionkey`.
  */
 const contentType = 'application/json';
-const reserved = new Set(['ce_specversion', 'ce_id', 'ce_type', 'ce_source', 'ce_time', 'ce_version', 'content-type']);
+const reserved = new Set([
+  'ce_specversion',
+  'ce_id',
+  'ce_type',
+  'ce_source',
+  'ce_time',
+  'ce_version',
+  'ce_partitionkey',
+  'content-type',
+]);
 
 export function encodeEvent(event: Event): OutgoingRecord {
   const headers: Record<string, string> = { ...event.headers };

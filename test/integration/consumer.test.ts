@@ -1,0 +1,161 @@
+// The idempotent consumer on the real broker and the real database.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createConsumer, type EffectivelyConsumer } from '../../src/consumer/consumer.ts';
+import { versionGuard } from '../../src/consumer/patterns.ts';
+import type { Outcome } from '../../src/consumer/types.ts';
+import { encodeEvent } from '../../src/envelope/cloudevents.ts';
+import { createEvent, type Event } from '../../src/envelope/event.ts';
+import { TransientError } from '../../src/errors.ts';
+import { silentLogger } from '../../src/observability/logger.ts';
+import type { OutgoingRecord } from '../../src/transport/port.ts';
+import { eventually, freshSchema, freshTopic, randomName } from '../support/fixtures.ts';
+import { needs } from '../support/services.ts';
+
+function event(topic: string, key: string, n: number, version?: number): Event {
+  return createEvent({
+    topic,
+    type: 'test.happened',
+    source: '/test',
+    key,
+    data: { n },
+    ...(version === undefined ? {} : { version }),
+  });
+}
+
+async function setup(t: Parameters<typeof needs>[0], partitions = 1) {
+  const { db, schema } = await freshSchema(t);
+  const { transport, topic } = await freshTopic(t, partitions);
+  await db.query(`CREATE TABLE ${schema}.effects (event_id uuid NOT NULL, n int NOT NULL)`);
+  const producer = transport.producer();
+  t.after(() => producer.close());
+  const send = (records: OutgoingRecord[]) => producer.send(records);
+  const effects = async () =>
+    (await db.query<{ n: number }>(`SELECT n FROM ${schema}.effects ORDER BY n`)).rows.map((row) => row.n);
+  const start = async (options: Partial<Parameters<typeof createConsumer>[0]> = {}) => {
+    const consumer: EffectivelyConsumer = createConsumer({
+      db,
+      transport,
+      group: randomName('group'),
+      topics: [topic],
+      schema,
+      logger: silentLogger,
+      retry: { baseMs: 20, capMs: 50 },
+      handler: async (e, { tx }) => {
+        await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [
+          e.id,
+          (e.data as { n: number }).n,
+        ]);
+      },
+      ...options,
+    });
+    t.after(() => consumer.close());
+    await consumer.start();
+    return consumer;
+  };
+  return { db, schema, transport, topic, send, effects, start };
+}
+
+test('the same event delivered twice, in one batch and in a later one, is applied once', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { topic, send, effects, start } = await setup(t);
+  const events = Array.from({ length: 10 }, (_, i) => event(topic, `k${i % 3}`, i));
+  const outcomes: Outcome[] = [];
+  // events 0..9, then 3 and 4 again in the same send (same batch), then all ten again later.
+  await send([...events, events[3]!, events[4]!].map(encodeEvent));
+  await start({ onOutcome: (_e, outcome) => outcomes.push(outcome) });
+  await eventually(async () => outcomes.length === 12, 30_000, 'first delivery');
+  await send(events.map(encodeEvent));
+  await eventually(async () => outcomes.length === 22, 30_000, 'redelivery');
+  assert.deepEqual(await effects(), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.equal(outcomes.filter((o) => o === 'applied').length, 10);
+  assert.equal(outcomes.filter((o) => o === 'duplicate').length, 12);
+});
+
+test('a failing record is retried in place without undoing its neighbours, and applied once', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { topic, send, effects, start, schema } = await setup(t);
+  const events = Array.from({ length: 8 }, (_, i) => event(topic, 'same-key', i));
+  let failures = 0;
+  let committedDuringFailure: number[] = [];
+  await send(events.map(encodeEvent));
+  await start({
+    handler: async (e, { tx }) => {
+      const { n } = e.data as { n: number };
+      if (n === 5 && failures < 2) {
+        failures += 1;
+        // Seen from another connection: by the second failure the records before it are committed.
+        if (failures === 2) committedDuringFailure = await effects();
+        throw new TransientError('provider hiccup');
+      }
+      await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [e.id, n]);
+    },
+  });
+  await eventually(async () => (await effects()).length === 8, 30_000, 'all eight applied');
+  assert.equal(failures, 2);
+  assert.deepEqual(committedDuringFailure, [0, 1, 2, 3, 4]);
+  assert.deepEqual(await effects(), [0, 1, 2, 3, 4, 5, 6, 7]);
+});
+
+test('an undecodable record stops its partition: the records before it applied, its offset not committed', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { topic, send, effects, start, transport } = await setup(t);
+  const good = Array.from({ length: 6 }, (_, i) => event(topic, 'k', i)).map(encodeEvent);
+  const poison: OutgoingRecord = { ...good[3]!, value: Buffer.from('{"n": 3,') };
+  const stopped: string[] = [];
+  await send([good[0]!, good[1]!, good[2]!, poison, good[4]!, good[5]!]);
+  const group = randomName('group');
+  await start({
+    group,
+    onStopped: (record, error) => stopped.push(`${record.offset}:${(error as { code: string }).code}`),
+  });
+  await eventually(async () => stopped.length > 0, 30_000, 'the partition to stop');
+  assert.deepEqual(stopped, ['3:EFF_DECODE_FAILED']);
+  assert.deepEqual(await effects(), [0, 1, 2]);
+  const admin = transport.admin();
+  t.after(() => admin.close());
+  const committed = await admin.committedOffsets(group, topic);
+  assert.equal(committed.find((p) => p.partition === 0)?.offset, '3');
+});
+
+test('version guard: an old version delivered late is reported stale and does not overwrite', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { topic, send, start, db, schema } = await setup(t);
+  await db.query(`CREATE TABLE ${schema}.orders (id text PRIMARY KEY, status text NOT NULL, version int NOT NULL)`);
+  await db.query(`INSERT INTO ${schema}.orders VALUES ('o1', 'new', 0)`);
+  const outcomes: [number, Outcome][] = [];
+  const v2 = createEvent({
+    topic,
+    type: 'order.status',
+    source: '/t',
+    key: 'o1',
+    version: 2,
+    data: { status: 'paid' },
+  });
+  const v1 = createEvent({
+    topic,
+    type: 'order.status',
+    source: '/t',
+    key: 'o1',
+    version: 1,
+    data: { status: 'placed' },
+  });
+  await send([v2, v1].map(encodeEvent));
+  await start({
+    onOutcome: (e, outcome) => outcomes.push([e.version!, outcome]),
+    handler: (e, { tx }) =>
+      versionGuard(tx, {
+        table: `${schema}.orders`,
+        id: { column: 'id', value: e.key },
+        version: e.version!,
+        set: { status: (e.data as { status: string }).status },
+      }),
+  });
+  await eventually(async () => outcomes.length === 2, 30_000, 'both outcomes');
+  assert.deepEqual(outcomes, [
+    [2, 'applied'],
+    [1, 'stale'],
+  ]);
+  const { rows } = await db.query<{ status: string; version: number }>(`SELECT status, version FROM ${schema}.orders`);
+  assert.deepEqual(rows, [{ status: 'paid', version: 2 }]);
+});
