@@ -37,8 +37,16 @@ export interface Producer {
   connect(): Promise<void>;
   /** Resolves once the broker acknowledged every record (acks=all, idempotent). Order per key is kept. */
   send(records: readonly OutgoingRecord[]): Promise<void>;
-  /** Sends records and the consumer's offsets in one Kafka transaction (Kafka→Kafka). */
-  sendInTransaction?(records: readonly OutgoingRecord[], offsets: TopicPartitionOffset[], group: string): Promise<void>;
+  /**
+   * Kafka→Kafka: sends records and commits `consumer`'s offsets in one Kafka transaction (all or nothing; the
+   * consumer's group fences zombies). Needs a producer made with a `transactionalId` and a consumer of the same
+   * transport.
+   */
+  sendInTransaction?(
+    records: readonly OutgoingRecord[],
+    offsets: TopicPartitionOffset[],
+    consumer: Consumer,
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -102,7 +110,7 @@ export interface Admin {
 
 export interface Transport {
   readonly name: string;
-  producer(options?: { clientId?: string }): Producer;
+  producer(options?: { clientId?: string; transactionalId?: string }): Producer;
   consumer(options: ConsumerOptions): Consumer;
   admin(): Admin;
 }

@@ -46,6 +46,11 @@ export class KafkaConsumer implements Consumer {
     });
   }
 
+  /** The client's consumer, for the producer's transactional `sendOffsets` only. */
+  get clientConsumer(): ClientConsumer {
+    return this.#client;
+  }
+
   async #onRebalance(error: { code: number }, assignment: TopicPartition[], fns: RebalanceFns): Promise<void> {
     const partitions = assignment.map(({ topic, partition }) => ({ topic, partition }));
     if (error.code === CODES.ERRORS.ERR__REVOKE_PARTITIONS) {

@@ -1,6 +1,7 @@
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
-import type { OutgoingRecord, Producer } from '../port.ts';
+import type { Consumer, OutgoingRecord, Producer, TopicPartitionOffset } from '../port.ts';
 import type { Kafka } from './client.ts';
+import { KafkaConsumer } from './consumer.ts';
 
 type ClientProducer = ReturnType<Kafka['producer']>;
 
@@ -23,9 +24,16 @@ export class KafkaProducer implements Producer {
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(kafka: Kafka, rdkafka: Record<string, string | number | boolean>) {
+  readonly #transactional: boolean;
+
+  constructor(kafka: Kafka, rdkafka: Record<string, string | number | boolean>, transactionalId?: string) {
+    this.#transactional = transactionalId !== undefined;
     this.#client = kafka.producer({
-      kafkaJS: { idempotent: true, acks: -1 },
+      kafkaJS: {
+        idempotent: true,
+        acks: -1,
+        ...(transactionalId === undefined ? {} : { transactionalId, maxInFlightRequests: 1 }),
+      },
       'linger.ms': 5,
       ...rdkafka,
     });
@@ -45,6 +53,45 @@ export class KafkaProducer implements Producer {
       await this.#client.sendBatch({ topicMessages: groupByTopic(records) });
     } catch (error) {
       throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `kafka send failed: ${(error as Error).message}`, {
+        retryable: true,
+        cause: error,
+      });
+    }
+  }
+
+  async sendInTransaction(
+    records: readonly OutgoingRecord[],
+    offsets: TopicPartitionOffset[],
+    consumer: Consumer,
+  ): Promise<void> {
+    if (!this.#transactional) {
+      throw new EffectivelyError(
+        ErrorCodes.EFF_INVALID_OPTIONS,
+        'sendInTransaction needs a producer with a transactionalId',
+      );
+    }
+    if (!(consumer instanceof KafkaConsumer)) {
+      throw new EffectivelyError(
+        ErrorCodes.EFF_INVALID_OPTIONS,
+        'sendInTransaction needs a consumer of the Kafka transport',
+      );
+    }
+    await this.connect();
+    const transaction = await this.#client.transaction();
+    try {
+      if (records.length > 0) await transaction.sendBatch({ topicMessages: groupByTopic(records) });
+      const byTopic = new Map<string, { partition: number; offset: string }[]>();
+      for (const { topic, partition, offset } of offsets) {
+        byTopic.set(topic, [...(byTopic.get(topic) ?? []), { partition, offset }]);
+      }
+      await transaction.sendOffsets({
+        consumer: consumer.clientConsumer,
+        topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
+      });
+      await transaction.commit();
+    } catch (error) {
+      await transaction.abort().catch(() => undefined);
+      throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `kafka transaction aborted: ${(error as Error).message}`, {
         retryable: true,
         cause: error,
       });

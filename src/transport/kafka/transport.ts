@@ -14,7 +14,8 @@ export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
   const baseId = options.clientId ?? 'effectively';
   return {
     name: 'kafka',
-    producer: (producerOptions = {}): Producer => new KafkaProducer(kafka(producerOptions.clientId ?? baseId), rdkafka),
+    producer: (producerOptions = {}): Producer =>
+      new KafkaProducer(kafka(producerOptions.clientId ?? baseId), rdkafka, producerOptions.transactionalId),
     consumer: (consumerOptions: ConsumerOptions): Consumer =>
       new KafkaConsumer(kafka(baseId), consumerOptions, rdkafka),
     admin: (): Admin => new KafkaAdmin(kafka(baseId)),
