@@ -55,6 +55,8 @@ group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
 delete.topic.enable=true
 log.retention.hours=24
+message.max.bytes=16777216
+replica.fetch.max.bytes=16777216
 PROPS
   cat >"$home/log4j2.properties" <<'L4J'
 status = warn

@@ -8,7 +8,14 @@ import { type CloseOptions, within } from '../lifecycle.ts';
 import type { FaultInjector } from '../observability/faults.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import { fullJitter, sleep } from '../observability/sleep.ts';
-import type { Batch, BatchControl, Consumer, IncomingRecord, Transport } from '../transport/port.ts';
+import type {
+  Batch,
+  BatchControl,
+  Consumer,
+  IncomingRecord,
+  TopicPartitionOffset,
+  Transport,
+} from '../transport/port.ts';
 import { purgeProcessed } from './retention.ts';
 import type { EventHandler, Outcome } from './types.ts';
 
@@ -65,8 +72,10 @@ function isPermanent(error: unknown): boolean {
   return error instanceof EffectivelyError && !error.retryable;
 }
 
-function nextOffset(offset: string): string {
-  return (BigInt(offset) + 1n).toString();
+/** The position after a committed range: its last offset + 1. */
+function nextPosition(batch: Batch, range: Decoded[]): TopicPartitionOffset {
+  const last = range.at(-1)!.record;
+  return { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() };
 }
 
 /**
@@ -89,11 +98,12 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   const dedup = loadSql(import.meta.url, 'dedup.sql', schema);
 
   let transportConsumer: Consumer | undefined;
+  let offsetsInTransaction = false;
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
   let purgeTimer: NodeJS.Timeout | undefined;
 
-  async function applyRange(range: Decoded[], signal: AbortSignal): Promise<Outcome[]> {
+  async function applyRange(batch: Batch, range: Decoded[], signal: AbortSignal): Promise<Outcome[]> {
     return db.transaction(async (tx) => {
       const { rows } = await tx.query<{ event_id: string }>(dedup, [group, range.map((item) => item.event.id)]);
       const fresh = new Set(rows.map((row) => row.event_id));
@@ -115,6 +125,10 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         } catch (error) {
           throw new HandlerFailure(index, error);
         }
+      }
+      if (offsetsInTransaction) {
+        // The log lives in this database: the offset commits with the effects, exactly once inside one database.
+        await transportConsumer!.commitWithin!(tx, [nextPosition(batch, range)]);
       }
       await options.faults?.('consumer:before-db-commit');
       return outcomes;
@@ -143,7 +157,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       const range = items.slice(start, end);
       let outcomes: Outcome[];
       try {
-        outcomes = await applyRange(range, control.signal);
+        outcomes = await applyRange(batch, range, control.signal);
       } catch (caught) {
         const failure = caught instanceof HandlerFailure ? caught : new HandlerFailure(0, caught);
         // Apply the good records before the failing one first, so the failure holds back nothing but itself.
@@ -173,9 +187,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       await options.faults?.('consumer:after-db-commit');
       const last = range.at(-1)!.record;
       try {
-        await transportConsumer!.commit([
-          { topic: batch.topic, partition: batch.partition, offset: nextOffset(last.offset) },
-        ]);
+        if (!offsetsInTransaction) await transportConsumer!.commit([nextPosition(batch, range)]);
       } catch (error) {
         // The database already holds the work: a redelivery after this is absorbed by the dedup rows.
         logger.warn('offset commit failed; records may be redelivered (deduplicated)', errorFields(error));
@@ -218,6 +230,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
           ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
         });
+        offsetsInTransaction = Boolean(transportConsumer.commitWithin && transportConsumer.usesDb?.(db));
         await transportConsumer.run(handleBatch);
         if (options.retention) {
           const { keepMs, everyMs = 60_000 } = options.retention;

@@ -70,6 +70,7 @@ export function createRelay(options: RelayOptions): Relay {
     schema,
   );
   const lockSpace = `effectively:relay:${schema}`;
+  const sameDatabase = producer.usesDb?.(db) ?? false;
 
   const stop = new AbortController();
   let wake: (() => void) | undefined;
@@ -91,7 +92,9 @@ export function createRelay(options: RelayOptions): Relay {
         value: row.payload,
         headers: row.headers,
       }));
-      await producer.send(records);
+      // A log in this same database takes the records in this transaction: moved, not copied, in one commit.
+      if (sameDatabase && producer.sendWithin) await producer.sendWithin(tx, records);
+      else await producer.send(records);
       await options.faults?.('relay:after-publish');
       await tx.query(sql.remove, [rows.map((row) => row.seq)]);
       return rows.length;

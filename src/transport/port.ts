@@ -1,3 +1,5 @@
+import type { Db, Queryable } from '../db/port.ts';
+
 /**
  * The small Kafka-shaped port every transport implements. Nothing above `transport/` sees a client library.
  * Offsets are decimal strings (Kafka offsets are 64-bit).
@@ -47,6 +49,12 @@ export interface Producer {
     offsets: TopicPartitionOffset[],
     consumer: Consumer,
   ): Promise<void>;
+  /**
+   * Transports that live in a database: appends inside the caller's transaction on that same database, so the relay
+   * moves outbox rows into the log in one commit. `usesDb` tells whether `db` is that database.
+   */
+  sendWithin?(tx: Queryable, records: readonly OutgoingRecord[]): Promise<void>;
+  usesDb?(db: Db): boolean;
   close(): Promise<void>;
 }
 
@@ -87,6 +95,12 @@ export interface Consumer {
   run(handler: BatchHandler): Promise<void>;
   /** Commits offsets to the group: only ever for work the database already committed. */
   commit(offsets: TopicPartitionOffset[]): Promise<void>;
+  /**
+   * Transports that live in a database: commits offsets inside the caller's transaction on that same database, so
+   * consuming, applying and committing the offset are one commit (exactly-once inside one database).
+   */
+  commitWithin?(tx: Queryable, offsets: TopicPartitionOffset[]): Promise<void>;
+  usesDb?(db: Db): boolean;
   pause(partitions: TopicPartition[]): void;
   resume(partitions: TopicPartition[]): void;
   seek(position: TopicPartitionOffset): void;

@@ -35,6 +35,8 @@ export class KafkaProducer implements Producer {
         ...(transactionalId === undefined ? {} : { transactionalId, maxInFlightRequests: 1 }),
       },
       'linger.ms': 5,
+      // Room for large records (the broker script allows 16 MB); a record over the limit fails its send, loudly.
+      'message.max.bytes': 16 * 1024 * 1024,
       ...rdkafka,
     });
   }

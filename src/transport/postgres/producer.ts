@@ -1,0 +1,81 @@
+import type { Db, Queryable } from '../../db/port.ts';
+import { loadSqlSet } from '../../db/sql.ts';
+import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import type { OutgoingRecord, Producer } from '../port.ts';
+import { encodeHeaders, partitionOf } from './codec.ts';
+import type { ResolvedPostgresOptions } from './options.ts';
+
+const files = { ensureTopic: 'sql/ensure-topic.sql', reserve: 'sql/reserve.sql', append: 'sql/append.sql' };
+
+/**
+ * Appends to the log in one transaction per `send`: all records or none. Partitions are locked in a fixed order
+ * (topic, partition) so concurrent senders cannot deadlock.
+ */
+export class PostgresProducer implements Producer {
+  readonly #options: ResolvedPostgresOptions;
+  readonly #sql: Record<keyof typeof files, string>;
+  readonly #partitions = new Map<string, number>();
+  #closed = false;
+
+  constructor(options: ResolvedPostgresOptions) {
+    this.#options = options;
+    this.#sql = loadSqlSet(import.meta.url, files, options.schema);
+  }
+
+  async connect(): Promise<void> {}
+
+  async send(records: readonly OutgoingRecord[]): Promise<void> {
+    if (this.#closed) throw new EffectivelyError(ErrorCodes.EFF_CLOSED, 'producer is closed');
+    if (records.length === 0) return;
+    await this.#options.db.transaction((tx) => this.sendWithin(tx, records));
+  }
+
+  usesDb(db: Db): boolean {
+    return db === this.#options.db;
+  }
+
+  async sendWithin(tx: Queryable, records: readonly OutgoingRecord[]): Promise<void> {
+    if (this.#closed) throw new EffectivelyError(ErrorCodes.EFF_CLOSED, 'producer is closed');
+    {
+      const groups = new Map<string, { topic: string; partition: number; records: OutgoingRecord[] }>();
+      for (const record of records) {
+        let partitions = this.#partitions.get(record.topic);
+        if (partitions === undefined) {
+          const { rows } = await tx.query<{ partitions: number }>(this.#sql.ensureTopic, [
+            record.topic,
+            this.#options.defaultPartitions,
+          ]);
+          partitions = rows[0]!.partitions;
+          this.#partitions.set(record.topic, partitions);
+        }
+        const partition = partitionOf(record.key, partitions);
+        const id = `${record.topic}\u0000${String(partition).padStart(6, '0')}`;
+        const group = groups.get(id) ?? { topic: record.topic, partition, records: [] };
+        group.records.push(record);
+        groups.set(id, group);
+      }
+      for (const id of [...groups.keys()].sort()) {
+        const { topic, partition, records: batch } = groups.get(id)!;
+        const { rows } = await tx.query<{ first: string }>(this.#sql.reserve, [topic, partition, batch.length]);
+        if (rows.length === 0) {
+          this.#partitions.delete(topic);
+          throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `topic ${topic} has no partition ${partition}`, {
+            retryable: true,
+          });
+        }
+        await tx.query(this.#sql.append, [
+          topic,
+          partition,
+          rows[0]!.first,
+          batch.map((record) => record.key),
+          batch.map((record) => encodeHeaders(record.headers)),
+          batch.map((record) => record.value),
+        ]);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+}

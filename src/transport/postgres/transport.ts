@@ -1,0 +1,32 @@
+import { assertIdentifier } from '../../db/identifiers.ts';
+import { invalidOptions } from '../../errors.ts';
+import type { Consumer, ConsumerOptions, Transport } from '../port.ts';
+import { PostgresAdmin } from './admin.ts';
+import { PostgresConsumer } from './consumer.ts';
+import type { PostgresTransportOptions, ResolvedPostgresOptions } from './options.ts';
+import { PostgresProducer } from './producer.ts';
+
+/**
+ * The `postgres` transport: a partitioned log in PostgreSQL tables, with consumer groups, leases, pause/resume/seek.
+ * On PGlite it is the embedded default (no server at all); on a server it serves teams without Kafka on one machine.
+ */
+export function postgresTransport(options: PostgresTransportOptions): Transport & { admin(): PostgresAdmin } {
+  const resolved: ResolvedPostgresOptions = {
+    db: options.db,
+    schema: assertIdentifier(options.schema ?? 'effectively', 'schema'),
+    defaultPartitions: options.defaultPartitions ?? 6,
+    pollIntervalMs: options.pollIntervalMs ?? 50,
+    heartbeatMs: options.heartbeatMs ?? 500,
+    leaseMs: options.leaseMs ?? 5000,
+  };
+  if (!Number.isInteger(resolved.defaultPartitions) || resolved.defaultPartitions < 1) {
+    throw invalidOptions('defaultPartitions', 'a positive integer');
+  }
+  if (!(resolved.leaseMs > resolved.heartbeatMs)) throw invalidOptions('leaseMs', 'greater than heartbeatMs');
+  return {
+    name: 'postgres',
+    producer: () => new PostgresProducer(resolved),
+    consumer: (consumerOptions: ConsumerOptions): Consumer => new PostgresConsumer(resolved, consumerOptions),
+    admin: () => new PostgresAdmin(resolved),
+  };
+}
