@@ -8,6 +8,7 @@ export type { EventHandler, HandlerContext, Outcome } from './consumer/types.ts'
 // db
 export { type MigrateOptions, type MigrateResult, migrate } from './db/migrate.ts';
 export { defaultDatabaseUrl, type PgDbOptions, pgDb } from './db/pg.ts';
+export { type PgliteDbOptions, pgliteDb } from './db/pglite.ts';
 export type { Db, Queryable } from './db/port.ts';
 export { isTransientDbError, sqlState } from './db/sqlstate.ts';
 // envelope
@@ -32,3 +33,5 @@ export type { KafkaTransportOptions } from './transport/kafka/config.ts';
 // transport
 export { kafkaTransport } from './transport/kafka/transport.ts';
 export type * from './transport/port.ts';
+export type { PostgresTransportOptions } from './transport/postgres/options.ts';
+export { postgresTransport } from './transport/postgres/transport.ts';

@@ -4,6 +4,7 @@
 import { createConsumer } from '../../src/consumer/consumer.ts';
 import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import { scheduleEmail } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
 import { crashSwitch } from './crash.ts';
 import { chaosDb } from './db.ts';
@@ -12,7 +13,6 @@ const config = configFromEnv();
 const crash = crashSwitch();
 const db = chaosDb();
 const transport = kafkaTransport({ clientId: 'chaos-consumer' });
-const insertEmail = `INSERT INTO ${config.schema}.emails (order_id, event_id) VALUES ($1, $2)`;
 const membership = { instanceId: 'chaos-consumer', sessionTimeoutMs: 6000 };
 
 if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
@@ -30,7 +30,7 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
       consumer.commit([{ topic: batch.topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
     if (config.mode === 'offset-first') await commitOffset();
     await db.transaction(async (tx) => {
-      for (const event of events) await tx.query(insertEmail, [(event.data as { orderId: string }).orderId, event.id]);
+      for (const event of events) await scheduleEmail(tx, config.schema, event);
       crash('consumer:before-db-commit');
     });
     crash('consumer:after-db-commit');
@@ -49,7 +49,7 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
     ...membership,
     faults: crash,
     handler: async (event, { tx }) => {
-      await tx.query(insertEmail, [(event.data as { orderId: string }).orderId, event.id]);
+      await scheduleEmail(tx, config.schema, event);
     },
   });
   await consumer.start();

@@ -69,7 +69,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const db = pgDb({ max: 2 });
   const transport = kafkaTransport();
   const admin = transport.admin();
-  const audit = loadSql(import.meta.url, 'audit.sql', config.schema);
+  const audit = loadSql(import.meta.url, '../boxoffice/audit.sql', config.schema);
   const children = new Map<Role, Child>();
   const killsAt: Record<string, number> = {};
   let kills = 0;
@@ -146,7 +146,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
   try {
     await migrate(db, { schema: config.schema });
-    await db.query(loadSql(import.meta.url, 'app-schema.sql', config.schema));
+    await db.query(loadSql(import.meta.url, '../boxoffice/schema.sql', config.schema));
     await admin.createTopics([{ topic: config.topic, partitions: 6 }]);
     spawnChild('writer');
     if (config.mode !== 'no-outbox') spawnChild('relay');

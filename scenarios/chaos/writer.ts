@@ -1,13 +1,11 @@
 // Child process: the order service. Saves orders and, in the same transaction, their OrderConfirmed events in the
 // outbox. The naive twin (`no-outbox`) saves the order, commits, then publishes straight to Kafka: a crash between the
 // two is Bruno's missing e-mail.
-
 import { encodeEvent } from '../../src/envelope/cloudevents.ts';
-import { createEvent, type Event } from '../../src/envelope/event.ts';
-import { uuidv7 } from '../../src/envelope/uuidv7.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import { lastOrderNo, newOrders, saveOrders } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
 import { crashSwitch } from './crash.ts';
 import { chaosDb } from './db.ts';
@@ -19,41 +17,21 @@ const outbox = createOutbox({ schema: config.schema });
 const producer = config.mode === 'no-outbox' ? kafkaTransport().producer({ clientId: 'chaos-writer' }) : undefined;
 const chunk = 20;
 
-const { rows } = await db.query<{ last: number }>(
-  `SELECT coalesce(max(order_no), 0) AS last FROM ${config.schema}.orders`,
-);
 const started = Date.now();
 let written = 0;
-for (let next = Number(rows[0]?.last ?? 0) + 1; next <= config.events; next += chunk) {
-  const events: { orderNo: number; event: Event }[] = [];
-  for (let orderNo = next; orderNo < Math.min(next + chunk, config.events + 1); orderNo++) {
-    const orderId = uuidv7();
-    events.push({
-      orderNo,
-      event: createEvent({
-        topic: config.topic,
-        type: 'boxoffice.order.confirmed',
-        source: '/boxoffice/orders',
-        key: orderId,
-        version: 1,
-        data: { orderId, orderNo, email: `buyer${orderNo}@example.test` },
-      }),
-    });
-  }
+for (let next = (await lastOrderNo(db, config.schema)) + 1; next <= config.events; next += chunk) {
+  const orders = newOrders(config.topic, next, Math.min(next + chunk - 1, config.events));
   await db.transaction(async (tx) => {
-    await tx.query(`INSERT INTO ${config.schema}.orders (id, order_no) SELECT unnest($1::uuid[]), unnest($2::int[])`, [
-      events.map((e) => (e.event.data as { orderId: string }).orderId),
-      events.map((e) => e.orderNo),
-    ]);
+    await saveOrders(tx, config.schema, orders);
     if (!producer)
       await outbox.enqueue(
         tx,
-        events.map((e) => e.event),
+        orders.map((order) => order.event),
       );
   });
   crash('writer:after-save');
-  if (producer) await producer.send(events.map((e) => encodeEvent(e.event)));
-  written += events.length;
+  if (producer) await producer.send(orders.map((order) => encodeEvent(order.event)));
+  written += orders.length;
   if (config.rate > 0) {
     const due = started + (written / config.rate) * 1000;
     if (due > Date.now()) await sleep(due - Date.now());

@@ -45,6 +45,12 @@ export interface ConsumerOptions {
   onOutcome?: (event: Event, outcome: Outcome) => void;
   /** Called when a record cannot be applied and its partition stops (until dead letters land). */
   onStopped?: (record: IncomingRecord, error: unknown) => void;
+  /**
+   * Commit offsets inside the consumer's database transaction when the transport's log lives in that same database
+   * (the `postgres` transport on this Db): exactly-once inside one database. Default true where possible; false keeps
+   * the separate offset commit after the database commit (duplicates then absorbed by the dedup rows).
+   */
+  offsetsInTransaction?: boolean;
   /** Testing only: named crash points. */
   faults?: FaultInjector;
 }
@@ -230,7 +236,9 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
           ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
         });
-        offsetsInTransaction = Boolean(transportConsumer.commitWithin && transportConsumer.usesDb?.(db));
+        offsetsInTransaction =
+          (options.offsetsInTransaction ?? true) &&
+          Boolean(transportConsumer.commitWithin && transportConsumer.usesDb?.(db));
         await transportConsumer.run(handleBatch);
         if (options.retention) {
           const { keepMs, everyMs = 60_000 } = options.retention;

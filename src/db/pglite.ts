@@ -4,6 +4,8 @@ import pg from 'pg';
 import { pgDb } from './pg.ts';
 import type { Db } from './port.ts';
 
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export interface PgliteDbOptions {
   /** A data folder (kept across runs; one process at a time), or in memory when absent. */
   dataDir?: string;
@@ -21,8 +23,16 @@ export async function pgliteDb(options: PgliteDbOptions = {}): Promise<Db & { pg
   const db = pgDb(pool);
   let closing: Promise<void> | undefined;
   return {
-    query: db.query,
-    transaction: db.transaction,
+    // PGlite answers in-process without real I/O: a loop of queries would run on microtasks alone and starve this
+    // process's timers (a relay's poll, a heartbeat) for as long as it lasts. Each call first lets the event loop turn.
+    async query(text, params) {
+      await turn();
+      return db.query(text, params);
+    },
+    async transaction(work) {
+      await turn();
+      return db.transaction(work);
+    },
     pglite,
     close() {
       closing ??= (async () => {

@@ -1,4 +1,4 @@
--- The chaos run's application tables: orders (the source of truth) and one "e-mail scheduled" row per applied event.
+-- The boxoffice story's tables (chaos run and demo): orders (the source of truth) and one "e-mail scheduled" row per applied event.
 -- emails has no unique constraint on purpose: a duplicate effect must be visible to the audit, not hidden by the schema.
 CREATE TABLE :schema.orders (
   id       uuid PRIMARY KEY,

@@ -1,0 +1,79 @@
+// npm start [-- --orders N --crashes C --kafka]
+// The boxoffice story in one process: N ticket orders, OrderConfirmed through the outbox, one e-mail per order,
+// while components crash at the seeds' hops. A naive pipeline and the effectively pipeline go through the same crashes.
+// Embedded by default (PGlite + the log in PostgreSQL, no server); --kafka runs it on Kafka + the PostgreSQL server.
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { pgDb } from '../../src/db/pg.ts';
+import { pgliteDb } from '../../src/db/pglite.ts';
+import type { Db } from '../../src/db/port.ts';
+import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import type { Transport } from '../../src/transport/port.ts';
+import { postgresTransport } from '../../src/transport/postgres/transport.ts';
+import { type Pipeline, type PipelineResult, runPipeline } from './pipeline.ts';
+import { progress } from './progress.ts';
+
+const { values } = parseArgs({
+  options: {
+    orders: { type: 'string', default: '1000' },
+    crashes: { type: 'string', default: '6' },
+    kafka: { type: 'boolean', default: false },
+  },
+});
+const orders = Number(values.orders);
+const crashCount = Number(values.crashes);
+if (!Number.isInteger(orders) || orders < 1) throw new Error('--orders must be a positive integer');
+if (!Number.isInteger(crashCount) || crashCount < 0) throw new Error('--crashes must be a non-negative integer');
+
+const hops = ['writer:after-save', 'consumer:after-db-commit', 'relay:after-publish'];
+const crashes = Array.from({ length: crashCount }, (_, i) => hops[i % hops.length]!);
+const started = Date.now();
+const id = randomBytes(3).toString('hex');
+let db: Db;
+let transport: (schema: string) => Transport;
+if (values.kafka) {
+  db = pgDb();
+  const kafka = kafkaTransport({ clientId: 'boxoffice-demo' });
+  transport = () => kafka;
+  console.log('demo: Kafka at 127.0.0.1:9092 (or KAFKA_BROKERS) + PostgreSQL at DATABASE_URL');
+} else {
+  db = await pgliteDb();
+  transport = (schema) => postgresTransport({ db, schema, pollIntervalMs: 10, heartbeatMs: 200, leaseMs: 2000 });
+  console.log('demo: embedded (PGlite in this process, the log in PostgreSQL tables): no server used');
+}
+
+const results = new Map<Pipeline, PipelineResult>();
+for (const pipeline of ['naive', 'effectively'] as const) {
+  const schema = `demo_${pipeline}_${id}`;
+  const bar = progress(pipeline, orders);
+  results.set(
+    pipeline,
+    await runPipeline({
+      pipeline,
+      db,
+      transport: transport(schema),
+      schema,
+      orders,
+      crashes,
+      onProgress: (emails) => bar.update(emails),
+    }),
+  );
+  bar.end();
+  if (values.kafka) await db.query(`DROP SCHEMA ${schema} CASCADE`);
+}
+await db.close();
+
+const header = ['pipeline', 'orders', 'emails', 'duplicates (Ana)', 'missing (Bruno)', 'crashes'];
+const rows = [...results].map(([name, r]) => [name, r.orders, r.emails, r.duplicates, r.missing, r.crashes.length]);
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => String(row[i]).length)));
+const line = (cells: (string | number)[]) => cells.map((c, i) => String(c).padStart(widths[i]!)).join('  ');
+console.log(line(header));
+for (const row of rows) console.log(line(row));
+const effectively = results.get('effectively')!;
+console.log(
+  `crashes at: ${effectively.crashes.join(', ') || 'none'} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+);
+console.log(
+  `demo: orders=${effectively.orders} emails=${effectively.emails} duplicates=${effectively.duplicates} missing=${effectively.missing}`,
+);
+process.exitCode = effectively.duplicates === 0 && effectively.missing === 0 && effectively.orders === orders ? 0 : 1;
