@@ -51,9 +51,21 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
   const producer = transport.producer();
   const audit = loadSql(import.meta.url, '../boxoffice/audit.sql', schema);
 
+  // Crash k is armed just before the order service places the orders past k/(n+1) of the run, so every component still
+  // has those orders ahead of it and reaches the armed hop; one crash is armed at a time.
+  const schedule = options.crashes.filter((point) => !(pipeline === 'naive' && point.startsWith('relay')));
+  let nextCrash = 0;
+  async function armDueCrashes(placed: number): Promise<void> {
+    while (nextCrash < schedule.length && placed >= ((nextCrash + 1) / (schedule.length + 1)) * options.orders) {
+      while (crasher.armed) await sleep(5);
+      crasher.arm(schedule[nextCrash++]!);
+    }
+  }
+
   /** The order service: saves orders (with their events in the outbox, for effectively) until all are placed. */
   async function writer(): Promise<void> {
     for (let next = (await lastOrderNo(db, schema)) + 1; next <= options.orders; next += chunk) {
+      await armDueCrashes(next - 1);
       const orders = newOrders(topic, next, Math.min(next + chunk - 1, options.orders));
       await db.transaction(async (tx) => {
         await saveOrders(tx, schema, orders);
@@ -141,7 +153,6 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
   let relay = pipeline === 'effectively' ? startRelay() : undefined;
   let consumer = await startConsumer();
   const crashes: string[] = [];
-  let nextCrash = 0;
   let idleSince = Date.now();
   let lastEmails = -1;
   try {
@@ -167,22 +178,11 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
       if (writerState === 'crashed') writerRun = writer();
       const now = await measure();
       options.onProgress?.(now.emails);
-      // Crash k is armed when k/(n+1) of the orders are placed (every component still has work); its hop fires the
-      // next time a component reaches it.
-      if (
-        nextCrash < options.crashes.length &&
-        !crasher.armed &&
-        now.orders >= ((nextCrash + 1) / (options.crashes.length + 1)) * options.orders
-      ) {
-        const point = options.crashes[nextCrash++]!;
-        // The naive pipeline has no relay: its publish-then-mark hop does not exist.
-        if (!(pipeline === 'naive' && point.startsWith('relay'))) crasher.arm(point);
-      }
       if (now.emails !== lastEmails) {
         lastEmails = now.emails;
         idleSince = Date.now();
       }
-      const complete = writerDone && now.missing === 0 && nextCrash >= options.crashes.length && !crasher.armed;
+      const complete = writerDone && now.missing === 0 && !crasher.armed;
       if (complete || (writerDone && Date.now() - idleSince > 3000)) break;
     }
     await sleep(300);

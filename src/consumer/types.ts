@@ -18,3 +18,20 @@ export interface HandlerContext {
  * event still counts as processed); anything else means applied. Throw to fail: the transaction rolls back.
  */
 export type EventHandler = (event: Event, context: HandlerContext) => Promise<void | 'applied' | 'stale'>;
+
+export interface BatchHandlerContext {
+  /** The consumer's transaction: the dedup rows and everything written here commit together, or not at all. */
+  tx: Queryable;
+  signal: AbortSignal;
+  group: string;
+}
+
+/**
+ * Applies a batch's fresh events (in order, duplicates already removed) in one go, e.g. one multi-row INSERT: the fast
+ * path. It may return one outcome per event (`'stale'` where a version guard refused it). When it throws, the consumer
+ * bisects the batch to find the failing event and applies the others.
+ */
+export type BatchEventHandler = (
+  events: Event[],
+  context: BatchHandlerContext,
+) => Promise<void | ('applied' | 'stale')[]>;

@@ -32,7 +32,7 @@ async function setup(t: Parameters<typeof needs>[0], partitions = 1) {
   const send = (records: OutgoingRecord[]) => producer.send(records);
   const effects = async () =>
     (await db.query<{ n: number }>(`SELECT n FROM ${schema}.effects ORDER BY n`)).rows.map((row) => row.n);
-  const start = async (options: Partial<Parameters<typeof createConsumer>[0]> = {}) => {
+  const start = async ({ handler, batchHandler, ...options }: Partial<Parameters<typeof createConsumer>[0]> = {}) => {
     const consumer: EffectivelyConsumer = createConsumer({
       db,
       transport,
@@ -158,4 +158,31 @@ test('version guard: an old version delivered late is reported stale and does no
   ]);
   const { rows } = await db.query<{ status: string; version: number }>(`SELECT status, version FROM ${schema}.orders`);
   assert.deepEqual(rows, [{ status: 'paid', version: 2 }]);
+});
+
+test('batch handler: a failing event is bisected out, the others applied, then it is applied once', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { topic, send, effects, start, schema } = await setup(t);
+  const events = Array.from({ length: 8 }, (_, i) => event(topic, 'same-key', i));
+  let failures = 0;
+  let calls = 0;
+  await send(events.map(encodeEvent));
+  await start({
+    batchHandler: async (fresh, { tx }) => {
+      calls += 1;
+      const numbers = fresh.map((e) => (e.data as { n: number }).n);
+      if (numbers.includes(5) && failures < 4) {
+        failures += 1;
+        throw new TransientError('provider hiccup');
+      }
+      await tx.query(`INSERT INTO ${schema}.effects (event_id, n) SELECT unnest($1::uuid[]), unnest($2::int[])`, [
+        fresh.map((e) => e.id),
+        numbers,
+      ]);
+    },
+  });
+  await eventually(async () => (await effects()).length === 8, 30_000, 'all eight applied');
+  assert.equal(failures, 4);
+  assert.ok(calls > failures, 'the events around the failing one went through in their own calls');
+  assert.deepEqual(await effects(), [0, 1, 2, 3, 4, 5, 6, 7]);
 });

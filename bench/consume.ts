@@ -1,0 +1,131 @@
+// consume: raw client vs one transaction per record (the seeds' shape) vs effectively's batch mode, same events.
+import { createConsumer } from '../src/consumer/consumer.ts';
+import type { Db } from '../src/db/port.ts';
+import { loadSql } from '../src/db/sql.ts';
+import { decodeEvent } from '../src/envelope/cloudevents.ts';
+import type { Event } from '../src/envelope/event.ts';
+import { silentLogger } from '../src/observability/logger.ts';
+import type { Transport } from '../src/transport/port.ts';
+import { round, rssSampler, until } from './support.ts';
+
+interface Run {
+  events: number;
+  seconds: number;
+  eps: number;
+}
+
+const insertEffect = (schema: string) =>
+  `INSERT INTO ${schema}.bench_effects (event_id, order_no, amount) VALUES ($1, $2, $3)`;
+const insertEffects = (schema: string) =>
+  `INSERT INTO ${schema}.bench_effects (event_id, order_no, amount)
+   SELECT unnest($1::uuid[]), unnest($2::int[]), unnest($3::int[])`;
+
+type Order = { orderNo: number; amount: number };
+
+/** Times from the first batch to the `events`-th record: group joins are not throughput. */
+function clock(events: number) {
+  let first = 0;
+  let seen = 0;
+  return {
+    add(n: number) {
+      if (first === 0) first = performance.now();
+      seen += n;
+    },
+    get done() {
+      return seen >= events;
+    },
+    result(): Run {
+      const seconds = (performance.now() - first) / 1000;
+      return { events: seen, seconds: round(seconds), eps: Math.round(seen / seconds) };
+    },
+  };
+}
+
+/** (a) the client alone: no processing, offsets committed after each batch. */
+export async function consumeRaw(transport: Transport, topic: string, events: number, group: string): Promise<Run> {
+  const timer = clock(events);
+  const consumer = transport.consumer({ group, topics: [topic], maxBatchSize: 1000, fromBeginning: true });
+  await consumer.run(async (batch, control) => {
+    const last = batch.records.at(-1)!;
+    await consumer.commit([{ topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
+    control.resolve(last.offset);
+    timer.add(batch.records.length);
+  });
+  await until(() => timer.done, 600_000, 'raw consume');
+  await consumer.close();
+  return timer.result();
+}
+
+/** (b) the seeds' shape: per record one transaction with the dedup insert and the effect, offsets after the batch. */
+export async function consumePerRecord(
+  db: Db,
+  transport: Transport,
+  schema: string,
+  topic: string,
+  events: number,
+  group: string,
+): Promise<Run> {
+  const timer = clock(events);
+  const dedup = `INSERT INTO ${schema}.processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`;
+  const effect = insertEffect(schema);
+  const consumer = transport.consumer({ group, topics: [topic], maxBatchSize: 1000, fromBeginning: true });
+  await consumer.run(async (batch, control) => {
+    for (const record of batch.records) {
+      if (timer.done) break;
+      const event = decodeEvent(record);
+      const order = event.data as Order;
+      await db.transaction(async (tx) => {
+        const claimed = await tx.query(dedup, [group, event.id]);
+        if ((claimed.rowCount ?? 0) > 0) await tx.query(effect, [event.id, order.orderNo, order.amount]);
+      });
+      timer.add(1);
+    }
+    const last = batch.records.at(-1)!;
+    await consumer.commit([{ topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
+    control.resolve(last.offset);
+  });
+  await until(() => timer.done, 900_000, 'per-record consume');
+  await consumer.close();
+  return timer.result();
+}
+
+/** (c) effectively: bulk dedup + the effects in one multi-row insert, one transaction per batch, offsets after. */
+export async function consumeBatch(
+  db: Db,
+  transport: Transport,
+  schema: string,
+  topic: string,
+  events: number,
+  group: string,
+  maxBatchSize = 1000,
+): Promise<Run & { rss: { start: number; peak: number; end: number } }> {
+  const timer = clock(events);
+  const rss = rssSampler();
+  const effects = insertEffects(schema);
+  const consumer = createConsumer({
+    db,
+    transport,
+    group,
+    topics: [topic],
+    schema,
+    maxBatchSize,
+    logger: silentLogger,
+    batchHandler: async (fresh: Event[], { tx }) => {
+      const orders = fresh.map((event) => event.data as Order);
+      await tx.query(effects, [
+        fresh.map((event) => event.id),
+        orders.map((order) => order.orderNo),
+        orders.map((order) => order.amount),
+      ]);
+    },
+    onOutcome: () => timer.add(1),
+  });
+  await consumer.start();
+  await until(() => timer.done, 900_000, 'batch consume');
+  await consumer.close();
+  return { ...timer.result(), rss: rss.stop() };
+}
+
+export async function createEffectsTable(db: Db, schema: string): Promise<void> {
+  await db.query(loadSql(import.meta.url, 'effects.sql', schema));
+}

@@ -1,0 +1,110 @@
+// relay: throughput at saturation, and end-to-end latency from the writer's commit to the consumer's committed effect.
+import { createConsumer } from '../src/consumer/consumer.ts';
+import type { Db } from '../src/db/port.ts';
+import type { Event } from '../src/envelope/event.ts';
+import { silentLogger } from '../src/observability/logger.ts';
+import { sleep } from '../src/observability/sleep.ts';
+import { createOutbox } from '../src/outbox/outbox.ts';
+import { createRelay } from '../src/outbox/relay.ts';
+import type { Transport } from '../src/transport/port.ts';
+import { benchEvent, percentile, round, until } from './support.ts';
+
+/** Fills the outbox with `events` rows from `writers` concurrent writers, then times one relay draining it. */
+export async function relaySaturation(db: Db, transport: Transport, schema: string, topic: string, events: number) {
+  const outbox = createOutbox({ schema, notify: false });
+  const writers = 4;
+  const perTransaction = 500;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: writers }, async () => {
+      while (next < events) {
+        const from = next;
+        next += perTransaction;
+        const batch: Event[] = [];
+        for (let n = from; n < Math.min(from + perTransaction, events); n++) batch.push(benchEvent(topic, n));
+        await db.transaction((tx) => outbox.enqueue(tx, batch));
+      }
+    }),
+  );
+  let published = 0;
+  const relay = createRelay({
+    db,
+    producer: transport.producer(),
+    schema,
+    batchSize: 2000,
+    logger: silentLogger,
+    onPublished: (count) => {
+      published += count;
+    },
+  });
+  const started = performance.now();
+  await relay.start();
+  await until(() => published >= events, 600_000, 'the relay to drain');
+  const seconds = (performance.now() - started) / 1000;
+  await relay.close();
+  return { events: published, seconds: round(seconds), eps: Math.round(published / seconds) };
+}
+
+/** Writers commit `rate` events/s for `seconds`; latency = consumer's committed effect - writer's commit. */
+export async function endToEnd(
+  db: Db,
+  transport: Transport,
+  schema: string,
+  topic: string,
+  group: string,
+  rate: number,
+  seconds: number,
+) {
+  const outbox = createOutbox({ schema });
+  const committedAt = new Map<string, number>();
+  const latencies: number[] = [];
+  const consumer = createConsumer({
+    db,
+    transport,
+    group,
+    topics: [topic],
+    schema,
+    maxBatchSize: 500,
+    logger: silentLogger,
+    batchHandler: async () => undefined,
+    onOutcome: (event) => {
+      const at = committedAt.get(event.id);
+      if (at !== undefined) latencies.push(performance.now() - at);
+    },
+  });
+  const relay = createRelay({ db, producer: transport.producer(), schema, logger: silentLogger });
+  await consumer.start();
+  await relay.start();
+  // Warm up: the group is joined and every hop has carried an event before the clock starts.
+  const warm = benchEvent(topic, -1);
+  committedAt.set(warm.id, performance.now());
+  await db.transaction((tx) => outbox.enqueue(tx, warm));
+  await until(() => latencies.length > 0, 60_000, 'the warm-up event');
+  latencies.length = 0;
+
+  const tickMs = 10;
+  const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
+  const total = Math.round(rate * seconds);
+  const start = performance.now();
+  let sent = 0;
+  for (let tick = 0; sent < total; tick++) {
+    const due = start + tick * tickMs;
+    if (due > performance.now()) await sleep(due - performance.now());
+    const batch: Event[] = [];
+    for (let i = 0; i < perTick && sent < total; i++, sent++) batch.push(benchEvent(topic, sent));
+    await db.transaction((tx) => outbox.enqueue(tx, batch));
+    const now = performance.now();
+    for (const event of batch) committedAt.set(event.id, now);
+  }
+  await until(() => latencies.length >= total, 120_000, 'every event end to end');
+  await relay.close();
+  await consumer.close();
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    events: total,
+    offered_eps: rate,
+    p50_ms: round(percentile(sorted, 50)),
+    p95_ms: round(percentile(sorted, 95)),
+    p99_ms: round(percentile(sorted, 99)),
+  };
+}

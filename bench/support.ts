@@ -1,0 +1,58 @@
+// Shared pieces of the benchmarks: preloading topics, timing, percentiles, memory sampling.
+import { encodeEvent } from '../src/envelope/cloudevents.ts';
+import { createEvent } from '../src/envelope/event.ts';
+import type { Producer } from '../src/transport/port.ts';
+
+export const payloadPadding = 'x'.repeat(900);
+
+/** An OrderConfirmed of about 1 KB (headers included). */
+export function benchEvent(topic: string, n: number) {
+  return createEvent({
+    topic,
+    type: 'bench.order.confirmed',
+    source: '/bench',
+    key: `order-${n}`,
+    data: { orderNo: n, amount: n % 997, note: payloadPadding },
+  });
+}
+
+export async function preload(producer: Producer, topic: string, events: number, chunk = 5000): Promise<void> {
+  for (let from = 0; from < events; from += chunk) {
+    const records = [];
+    for (let n = from; n < Math.min(from + chunk, events); n++) records.push(encodeEvent(benchEvent(topic, n)));
+    await producer.send(records);
+  }
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Samples this process's RSS every `everyMs` until stopped. */
+export function rssSampler(everyMs = 200) {
+  const mb = () => process.memoryUsage().rss / 1024 / 1024;
+  const start = mb();
+  let peak = start;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, mb());
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const end = mb();
+      return { start: Math.round(start), peak: Math.round(Math.max(peak, end)), end: Math.round(end) };
+    },
+  };
+}
+
+/** Resolves when `done()` turns true, polling every 20 ms, or rejects after `timeoutMs`. */
+export async function until(done: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export const round = (value: number, digits = 2) => Number(value.toFixed(digits));
