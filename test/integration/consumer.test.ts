@@ -41,12 +41,18 @@ async function setup(t: Parameters<typeof needs>[0], partitions = 1) {
       schema,
       logger: silentLogger,
       retry: { baseMs: 20, capMs: 50 },
-      handler: async (e, { tx }) => {
-        await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [
-          e.id,
-          (e.data as { n: number }).n,
-        ]);
-      },
+      ...(batchHandler
+        ? { batchHandler }
+        : {
+            handler:
+              handler ??
+              (async (e, { tx }) => {
+                await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [
+                  e.id,
+                  (e.data as { n: number }).n,
+                ]);
+              }),
+          }),
       ...options,
     });
     t.after(() => consumer.close());
