@@ -44,7 +44,7 @@ export interface ConsumerOptions {
   /** Purge dedup rows older than `keepMs` every `everyMs` (default: never purge). */
   retention?: { keepMs: number; everyMs?: number };
   logger?: Logger;
-  /** Called after the database committed, once per event. */
+  /** Called once per event as soon as the database committed it (before the offset commit). */
   onOutcome?: (event: Event, outcome: Outcome) => void;
   /** Called when a record cannot be applied and its partition stops (until dead letters land). */
   onStopped?: (record: IncomingRecord, error: unknown) => void;
@@ -178,6 +178,17 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     return outcomes;
   }
 
+  /**
+   * The offset commit does not hold up the next batch (the transport keeps commits in order and flushes them on
+   * close): the database already holds the work, so a commit that fails or never happens only means a redelivery,
+   * which the dedup rows absorb.
+   */
+  function commitInBackground(position: TopicPartitionOffset): void {
+    transportConsumer!.commit([position]).catch((error: unknown) => {
+      logger.warn('offset commit failed; records may be redelivered (deduplicated)', errorFields(error));
+    });
+  }
+
   function stopPartition(record: IncomingRecord, error: unknown, control: BatchControl): void {
     logger.error('record cannot be applied; partition stopped, offset left uncommitted', {
       topic: record.topic,
@@ -228,17 +239,12 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         continue;
       }
       await options.faults?.('consumer:after-db-commit');
-      const last = range.at(-1)!.record;
-      try {
-        if (!offsetsInTransaction) await transportConsumer!.commit([nextPosition(batch, range)]);
-      } catch (error) {
-        // The database already holds the work: a redelivery after this is absorbed by the dedup rows.
-        logger.warn('offset commit failed; records may be redelivered (deduplicated)', errorFields(error));
-      }
-      control.resolve(last.offset);
       if (options.onOutcome) {
         for (const [index, outcome] of outcomes.entries()) options.onOutcome(range[index]!.event, outcome);
       }
+      const last = range.at(-1)!.record;
+      if (!offsetsInTransaction) commitInBackground(nextPosition(batch, range));
+      control.resolve(last.offset);
       start = end;
       end = items.length;
       attempts = 0;
@@ -293,6 +299,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       closing ??= (async () => {
         clearInterval(purgeTimer);
         await starting?.catch(() => undefined);
+        // The transport waits for the batch in flight and flushes its pending offset commits before it disconnects.
         if (transportConsumer && !(await within(transportConsumer.close(), timeoutMs))) {
           logger.warn('consumer close timed out waiting for the in-flight batch', { timeoutMs });
         }

@@ -74,6 +74,8 @@ export function createRelay(options: RelayOptions): Relay {
 
   const stop = new AbortController();
   let wake: (() => void) | undefined;
+  // A NOTIFY that lands while a pass runs is remembered, so its rows are taken at once rather than at the next poll.
+  let notified = false;
   let loop: Promise<void> | undefined;
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
@@ -104,6 +106,7 @@ export function createRelay(options: RelayOptions): Relay {
   async function run(): Promise<void> {
     while (!stop.signal.aborted) {
       let published = 0;
+      notified = false;
       try {
         published = await pass();
         if (published > 0) options.onPublished?.(published);
@@ -113,12 +116,19 @@ export function createRelay(options: RelayOptions): Relay {
         await sleep(errorBackoffMs, stop.signal);
         continue;
       }
-      if (published >= batchSize) continue;
+      if (published >= batchSize || notified) continue;
+      // Until a NOTIFY, the poll interval, or close; whichever comes first clears the others (no pending timers pile up).
       await new Promise<void>((resolve) => {
-        wake = resolve;
-        void sleep(pollIntervalMs, stop.signal).then(resolve);
+        const done = () => {
+          clearTimeout(timer);
+          stop.signal.removeEventListener('abort', done);
+          wake = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, pollIntervalMs);
+        stop.signal.addEventListener('abort', done, { once: true });
+        wake = done;
       });
-      wake = undefined;
     }
   }
 
@@ -128,7 +138,10 @@ export function createRelay(options: RelayOptions): Relay {
       starting ??= (async () => {
         await producer.connect();
         if ((options.listen ?? true) && db.listen) {
-          unlisten = await db.listen(notifyChannel(schema), () => wake?.());
+          unlisten = await db.listen(notifyChannel(schema), () => {
+            notified = true;
+            wake?.();
+          });
         }
         loop = run();
       })();

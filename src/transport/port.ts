@@ -82,6 +82,8 @@ export interface ConsumerOptions {
   maxBatchSize: number;
   /** Where a group with no committed offset starts. */
   fromBeginning: boolean;
+  /** Longest wait for new records in one fetch (Kafka's `fetch.wait.max.ms`; default 25 ms). */
+  maxWaitMs?: number;
   /** Static membership: a restarted member with the same id takes its partitions back without a rebalance. */
   instanceId?: string;
   /** How long the group waits for a silent member before moving its partitions (Kafka's minimum is 6000 ms). */
@@ -93,7 +95,10 @@ export interface ConsumerOptions {
 
 export interface Consumer {
   run(handler: BatchHandler): Promise<void>;
-  /** Commits offsets to the group: only ever for work the database already committed. */
+  /**
+   * Commits offsets to the group: only ever for work the database already committed. Commits are applied in call
+   * order; `close()` waits for the pending ones.
+   */
   commit(offsets: TopicPartitionOffset[]): Promise<void>;
   /**
    * Transports that live in a database: commits offsets inside the caller's transaction on that same database, so
@@ -104,6 +109,7 @@ export interface Consumer {
   pause(partitions: TopicPartition[]): void;
   resume(partitions: TopicPartition[]): void;
   seek(position: TopicPartitionOffset): void;
+  /** Stops fetching, waits for the batch in flight and the pending commits, then leaves the group. */
   close(): Promise<void>;
 }
 

@@ -15,15 +15,16 @@ type RebalanceFns = { assign: (a: unknown[]) => void; unassign: (a: unknown[]) =
 
 /**
  * Batch consumer over the client's KafkaJS-style API. Offsets are never auto-committed: the caller commits after its
- * database did. Batches come one partition at a time, one at a time (partitionsConsumedConcurrently = 1), and a
- * rebalance only happens between batches (the client runs the rebalance callback inside its poll), so a revoked
- * partition never has a batch half-applied.
+ * database did. One batch at a time (partitionsConsumedConcurrently = 1; with more, records went missing in a first
+ * try — not yet understood, see docs/development.md). A revoke waits for the batch in flight before the partitions
+ * go, so a revoked partition never has a batch half-applied.
  */
 export class KafkaConsumer implements Consumer {
   readonly #client: ClientConsumer;
   readonly #options: ConsumerOptions;
   readonly #abort = new AbortController();
-  #inFlight: Promise<void> | undefined;
+  readonly #inFlight = new Set<Promise<void>>();
+  #commits: Promise<unknown> = Promise.resolve();
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -33,6 +34,8 @@ export class KafkaConsumer implements Consumer {
       kafkaJS: { groupId: options.group, fromBeginning: options.fromBeginning, autoCommit: false },
       'js.consumer.max.batch.size': options.maxBatchSize,
       'isolation.level': 'read_committed',
+      // How long the broker may hold a fetch that has nothing new: short, so a fresh record reaches the handler fast.
+      'fetch.wait.max.ms': options.maxWaitMs ?? 25,
       ...(options.instanceId === undefined ? {} : { 'group.instance.id': options.instanceId }),
       ...(options.sessionTimeoutMs === undefined
         ? {}
@@ -54,13 +57,18 @@ export class KafkaConsumer implements Consumer {
   async #onRebalance(error: { code: number }, assignment: TopicPartition[], fns: RebalanceFns): Promise<void> {
     const partitions = assignment.map(({ topic, partition }) => ({ topic, partition }));
     if (error.code === CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
-      await this.#inFlight?.catch(() => undefined);
+      await this.#settled();
       await this.#options.onRevoke?.(partitions);
       fns.unassign(assignment);
     } else if (error.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
       fns.assign(assignment);
       this.#options.onAssign?.(partitions);
     }
+  }
+
+  /** Every batch in flight has finished (whatever its outcome). */
+  async #settled(): Promise<void> {
+    await Promise.allSettled([...this.#inFlight]);
   }
 
   async run(handler: BatchHandler): Promise<void> {
@@ -86,11 +94,11 @@ export class KafkaConsumer implements Consumer {
           { topic: batch.topic, partition: batch.partition, records },
           { resolve: (offset) => resolveOffset(offset), pause: () => void pause(), signal: this.#abort.signal },
         );
-        this.#inFlight = work;
+        this.#inFlight.add(work);
         try {
           await work;
         } finally {
-          this.#inFlight = undefined;
+          this.#inFlight.delete(work);
         }
       },
     });
@@ -98,8 +106,10 @@ export class KafkaConsumer implements Consumer {
 
   async commit(offsets: TopicPartitionOffset[]): Promise<void> {
     if (offsets.length === 0) return;
+    const commit = this.#commits.then(() => this.#client.commitOffsets(offsets));
+    this.#commits = commit.catch(() => undefined);
     try {
-      await this.#client.commitOffsets(offsets);
+      await commit;
     } catch (error) {
       throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `offset commit failed: ${(error as Error).message}`, {
         retryable: true,
@@ -123,7 +133,8 @@ export class KafkaConsumer implements Consumer {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#abort.abort(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closing'));
-      await this.#inFlight?.catch(() => undefined);
+      await this.#settled();
+      await this.#commits;
       if (this.#connecting) {
         await this.#connecting.catch(() => undefined);
         await this.#client.disconnect();

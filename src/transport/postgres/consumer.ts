@@ -55,6 +55,7 @@ export class PostgresConsumer implements Consumer {
   readonly #mutex = new Mutex();
   readonly #abort = new AbortController();
   #loops: Promise<void>[] = [];
+  #commits: Promise<unknown> = Promise.resolve();
   #running = false;
   #closing: Promise<void> | undefined;
 
@@ -189,8 +190,10 @@ export class PostgresConsumer implements Consumer {
     return owned.position !== positionBefore;
   }
 
-  async commit(offsets: TopicPartitionOffset[]): Promise<void> {
-    await this.#commitWith(this.#options.db, offsets);
+  commit(offsets: TopicPartitionOffset[]): Promise<void> {
+    const commit = this.#commits.then(() => this.#commitWith(this.#options.db, offsets));
+    this.#commits = commit.catch(() => undefined);
+    return commit;
   }
 
   /** Commits offsets inside the caller's transaction on the log's database: the effect and the offset, one commit. */
@@ -238,6 +241,7 @@ export class PostgresConsumer implements Consumer {
     this.#closing ??= (async () => {
       this.#abort.abort(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closing'));
       await Promise.all(this.#loops);
+      await this.#commits;
       // Waits for an in-flight batch, then leaves: the others take the partitions without waiting for the lease.
       await this.#mutex
         .run(() => this.#options.db.query(this.#sql.leave, [this.#consumer.group, this.#memberId]))
