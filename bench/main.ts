@@ -86,7 +86,23 @@ try {
   log(`preloading ${memoryEvents} events for the memory run`);
   await preload(producer, memoryTopic, memoryEvents);
   await producer.close();
-  const memory = await consumeBatch(db, transport, schema, memoryTopic, memoryEvents, `memory-${id}`);
+  // In a child process, so the RSS is the consumer's alone (not this process's preloading).
+  const memory = JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./memory-child.ts', import.meta.url))], {
+      env: {
+        ...process.env,
+        BENCH_SCHEMA: schema,
+        BENCH_TOPIC: memoryTopic,
+        BENCH_GROUP: `memory-${id}`,
+        BENCH_EVENTS: String(memoryEvents),
+      },
+      encoding: 'utf8',
+      maxBuffer: 16 * 1024 * 1024,
+    })
+      .trim()
+      .split('\n')
+      .at(-1)!,
+  ) as { eps: number; rss: { start: number; peak: number; end: number } };
   log(
     `memory over ${memoryEvents} events: rss start ${memory.rss.start} MB, peak ${memory.rss.peak} MB, end ${memory.rss.end} MB`,
   );

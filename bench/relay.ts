@@ -27,11 +27,13 @@ export async function relaySaturation(db: Db, transport: Transport, schema: stri
     }),
   );
   let published = 0;
+  const producer = transport.producer();
+  await producer.connect(); // connection set-up is not throughput
   const relay = createRelay({
     db,
-    producer: transport.producer(),
+    producer,
     schema,
-    batchSize: 2000,
+    batchSize: 1000,
     logger: silentLogger,
     onPublished: (count) => {
       published += count;

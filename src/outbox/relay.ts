@@ -18,8 +18,10 @@ export interface RelayOptions {
   schema?: string;
   /** Key shards; must equal the outbox's `shards` (default 16). */
   shards?: number;
-  /** Most rows published per pass (default 500). */
+  /** Most rows read and sent at once (default 1000). */
   batchSize?: number;
+  /** Most chunks of `batchSize` per pass, the next read while the previous is sent (default 4). */
+  chunksPerPass?: number;
   /** Fallback poll when no NOTIFY arrives (default 250 ms). */
   pollIntervalMs?: number;
   /** Wait after a failed pass before the next (default 1000 ms). */
@@ -46,7 +48,8 @@ interface OutboxRow extends Record<string, unknown> {
   topic: string;
   key: string;
   headers: Record<string, string>;
-  payload: Buffer | null;
+  /** base64 */
+  payload: string | null;
 }
 
 /**
@@ -56,7 +59,8 @@ interface OutboxRow extends Record<string, unknown> {
 export function createRelay(options: RelayOptions): Relay {
   const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
   const shards = options.shards ?? defaultShards;
-  const batchSize = options.batchSize ?? 500;
+  const batchSize = options.batchSize ?? 1000;
+  const chunksPerPass = options.chunksPerPass ?? 4;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   const errorBackoffMs = options.errorBackoffMs ?? 1000;
   if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw invalidOptions('shards', 'an integer in 1..1024');
@@ -81,25 +85,39 @@ export function createRelay(options: RelayOptions): Relay {
   let closing: Promise<void> | undefined;
   let unlisten: (() => Promise<void>) | undefined;
 
-  /** One pass: claim free shards, publish their oldest rows, delete them, all in one transaction. */
+  /**
+   * One pass: claim free shards, then up to `chunksPerPass` chunks of their oldest rows, each sent (and acknowledged)
+   * before the next is sent, while the next is already being read; the rows are deleted after the last
+   * acknowledgement, all in one transaction.
+   */
   async function pass(): Promise<number> {
     return db.transaction(async (tx) => {
       const { rows: owned } = await tx.query<{ shard: number }>(sql.claim, [shards, lockSpace]);
       if (owned.length === 0) return 0;
-      const { rows } = await tx.query<OutboxRow>(sql.fetch, [owned.map((row) => row.shard), batchSize]);
-      if (rows.length === 0) return 0;
-      const records: OutgoingRecord[] = rows.map((row) => ({
-        topic: row.topic,
-        key: row.key,
-        value: row.payload,
-        headers: row.headers,
-      }));
-      // A log in this same database takes the records in this transaction: moved, not copied, in one commit.
-      if (sameDatabase && producer.sendWithin) await producer.sendWithin(tx, records);
-      else await producer.send(records);
+      const shardList = owned.map((row) => row.shard);
+      const fetch = (fromSeq: string) => tx.query<OutboxRow>(sql.fetch, [shardList, batchSize, fromSeq]);
+      const sent: string[] = [];
+      let chunk = (await fetch('0')).rows;
+      for (let index = 0; chunk.length > 0; index++) {
+        const records: OutgoingRecord[] = chunk.map((row) => ({
+          topic: row.topic,
+          key: row.key,
+          value: row.payload === null ? null : Buffer.from(row.payload, 'base64'),
+          headers: row.headers,
+        }));
+        const more = chunk.length === batchSize && index + 1 < chunksPerPass;
+        const nextSeq = (BigInt(chunk.at(-1)!.seq) + 1n).toString();
+        // A log in this same database takes the records in this transaction: moved, not copied, in one commit.
+        const sending = sameDatabase && producer.sendWithin ? producer.sendWithin(tx, records) : producer.send(records);
+        const reading = more && !sameDatabase ? fetch(nextSeq) : undefined;
+        await sending;
+        for (const row of chunk) sent.push(row.seq);
+        chunk = reading ? (await reading).rows : more ? (await fetch(nextSeq)).rows : [];
+      }
+      if (sent.length === 0) return 0;
       await options.faults?.('relay:after-publish');
-      await tx.query(sql.remove, [rows.map((row) => row.seq)]);
-      return rows.length;
+      await tx.query(sql.remove, [sent]);
+      return sent.length;
     });
   }
 
@@ -116,7 +134,7 @@ export function createRelay(options: RelayOptions): Relay {
         await sleep(errorBackoffMs, stop.signal);
         continue;
       }
-      if (published >= batchSize || notified) continue;
+      if (published >= batchSize * chunksPerPass || notified) continue;
       // Until a NOTIFY, the poll interval, or close; whichever comes first clears the others (no pending timers pile up).
       await new Promise<void>((resolve) => {
         const done = () => {
