@@ -36,6 +36,10 @@ export class KafkaConsumer implements Consumer {
       'isolation.level': 'read_committed',
       // How long the broker may hold a fetch that has nothing new: short, so a fresh record reaches the handler fast.
       'fetch.wait.max.ms': options.maxWaitMs ?? 25,
+      // librdkafka prefetches up to 64 MB or 100,000 records *per partition* by default: memory grows with the
+      // partitions assigned. 4 MB / 10,000 records per partition still keeps batches full.
+      'queued.max.messages.kbytes': 4096,
+      'queued.min.messages': 10000,
       ...(options.instanceId === undefined ? {} : { 'group.instance.id': options.instanceId }),
       ...(options.sessionTimeoutMs === undefined
         ? {}
