@@ -35,6 +35,8 @@ export interface ConsumerOptions {
   maxBatchSize?: number;
   /** Where a new group starts (default true: the beginning). */
   fromBeginning?: boolean;
+  /** KB of records the transport may prefetch (Kafka: `queued.max.messages.kbytes`, default 16384). */
+  prefetchKb?: number;
   /** Static group membership id: a restarted process with the same id resumes its partitions at once. */
   instanceId?: string;
   /** Group session timeout (default the transport's; Kafka's minimum is 6000 ms). */
@@ -277,6 +279,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           maxBatchSize,
           fromBeginning: options.fromBeginning ?? true,
           ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+          ...(options.prefetchKb === undefined ? {} : { prefetchKb: options.prefetchKb }),
           ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
         });
         offsetsInTransaction =
