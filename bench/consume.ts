@@ -6,6 +6,7 @@ import { decodeEvent } from '../src/envelope/cloudevents.ts';
 import type { Event } from '../src/envelope/event.ts';
 import { silentLogger } from '../src/observability/logger.ts';
 import type { Transport } from '../src/transport/port.ts';
+import { positionAfter } from '../src/transport/position.ts';
 import { round, rssSampler, until } from './support.ts';
 
 interface Run {
@@ -47,7 +48,7 @@ export async function consumeRaw(transport: Transport, topic: string, events: nu
   const consumer = transport.consumer({ group, topics: [topic], maxBatchSize: 1000, fromBeginning: true });
   await consumer.run(async (batch, control) => {
     const last = batch.records.at(-1)!;
-    await consumer.commit([{ topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
+    await consumer.commit([positionAfter(last)]);
     control.resolve(last.offset);
     timer.add(batch.records.length);
   });
@@ -81,7 +82,7 @@ export async function consumePerRecord(
       timer.add(1);
     }
     const last = batch.records.at(-1)!;
-    await consumer.commit([{ topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
+    await consumer.commit([positionAfter(last)]);
     control.resolve(last.offset);
   });
   await until(() => timer.done, 900_000, 'per-record consume');

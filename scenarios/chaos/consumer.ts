@@ -4,6 +4,7 @@
 import { createConsumer } from '../../src/consumer/consumer.ts';
 import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import { positionAfter } from '../../src/transport/position.ts';
 import { scheduleEmail } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
 import { crashSwitch } from './crash.ts';
@@ -26,8 +27,7 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
   await consumer.run(async (batch, control) => {
     const events = batch.records.map(decodeEvent);
     const last = batch.records.at(-1)!;
-    const commitOffset = () =>
-      consumer.commit([{ topic: batch.topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
+    const commitOffset = () => consumer.commit([positionAfter(last)]);
     if (config.mode === 'offset-first') await commitOffset();
     await db.transaction(async (tx) => {
       for (const event of events) await scheduleEmail(tx, config.schema, event);

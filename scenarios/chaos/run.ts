@@ -6,6 +6,7 @@ import { pgDb } from '../../src/db/pg.ts';
 import { loadSql } from '../../src/db/sql.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import { auditStory } from '../boxoffice/audit.ts';
 import { type ChaosConfig, configToEnv } from './config.ts';
 
 export type Role = 'writer' | 'relay' | 'consumer';
@@ -69,7 +70,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const db = pgDb({ max: 2 });
   const transport = kafkaTransport();
   const admin = transport.admin();
-  const audit = loadSql(import.meta.url, '../boxoffice/audit.sql', config.schema);
   const children = new Map<Role, Child>();
   const killsAt: Record<string, number> = {};
   let kills = 0;
@@ -133,16 +133,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await child.exited;
   }
 
-  async function measure() {
-    const { rows } = await db.query<Record<string, string>>(audit);
-    const row = rows[0] ?? {};
-    return {
-      orders: Number(row.orders),
-      emails: Number(row.emails),
-      lost: Number(row.lost),
-      duplicated: Number(row.duplicated),
-    };
-  }
+  const measure = () => auditStory(db, config.schema);
 
   try {
     await migrate(db, { schema: config.schema });

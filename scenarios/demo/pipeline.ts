@@ -11,6 +11,8 @@ import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { createRelay, type Relay } from '../../src/outbox/relay.ts';
 import type { Consumer, Transport } from '../../src/transport/port.ts';
+import { positionAfter } from '../../src/transport/position.ts';
+import { auditStory } from '../boxoffice/audit.ts';
 import { lastOrderNo, newOrders, saveOrders, scheduleEmail } from '../boxoffice/orders.ts';
 import { Crash, Crasher } from './crasher.ts';
 
@@ -49,7 +51,6 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
   const faults = crasher.at as FaultInjector;
   const outbox = createOutbox({ schema, notify: false });
   const producer = transport.producer();
-  const audit = loadSql(import.meta.url, '../boxoffice/audit.sql', schema);
 
   // Crash k is armed just before the order service places the orders past k/(n+1) of the run, so every component still
   // has those orders ahead of it and reaches the armed hop; one crash is armed at a time.
@@ -131,21 +132,15 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
       });
       crasher.at('consumer:after-db-commit');
       const last = batch.records.at(-1)!;
-      await consumer.commit([{ topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
+      await consumer.commit([positionAfter(last)]);
       control.resolve(last.offset);
     });
     return consumer;
   }
 
   const measure = async () => {
-    const { rows } = await db.query<Record<string, string>>(audit);
-    const row = rows[0] ?? {};
-    return {
-      orders: Number(row.orders),
-      emails: Number(row.emails),
-      missing: Number(row.lost),
-      duplicates: Number(row.duplicated),
-    };
+    const { orders, emails, lost, duplicated } = await auditStory(db, schema);
+    return { orders, emails, missing: lost, duplicates: duplicated };
   };
 
   let writerRun: Promise<void> = writer();

@@ -16,6 +16,7 @@ import type {
   TopicPartitionOffset,
   Transport,
 } from '../transport/port.ts';
+import { positionAfter } from '../transport/position.ts';
 import { purgeProcessed } from './retention.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
 
@@ -83,10 +84,9 @@ function isPermanent(error: unknown): boolean {
   return error instanceof EffectivelyError && !error.retryable;
 }
 
-/** The position after a committed range: its last offset + 1. */
-function nextPosition(batch: Batch, range: Decoded[]): TopicPartitionOffset {
-  const last = range.at(-1)!.record;
-  return { topic: batch.topic, partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() };
+/** The position after a committed range. */
+function nextPosition(range: Decoded[]): TopicPartitionOffset {
+  return positionAfter(range.at(-1)!.record);
 }
 
 /**
@@ -116,7 +116,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   let closing: Promise<void> | undefined;
   let purgeTimer: NodeJS.Timeout | undefined;
 
-  async function applyRange(batch: Batch, range: Decoded[], signal: AbortSignal): Promise<Outcome[]> {
+  async function applyRange(range: Decoded[], signal: AbortSignal): Promise<Outcome[]> {
     return db.transaction(async (tx) => {
       const { rows } = await tx.query<{ event_id: string }>(dedup, [group, range.map((item) => item.event.id)]);
       const fresh = new Set(rows.map((row) => row.event_id));
@@ -125,7 +125,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         : await applyEach(tx, range, fresh, signal);
       if (offsetsInTransaction) {
         // The log lives in this database: the offset commits with the effects, exactly once inside one database.
-        await transportConsumer!.commitWithin!(tx, [nextPosition(batch, range)]);
+        await transportConsumer!.commitWithin!(tx, [nextPosition(range)]);
       }
       await options.faults?.('consumer:before-db-commit');
       return outcomes;
@@ -204,7 +204,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   }
 
   /** Applies `items` in order; returns false when it stopped early (closing, revoked or a stopped partition). */
-  async function applyAll(batch: Batch, items: Decoded[], control: BatchControl): Promise<boolean> {
+  async function applyAll(items: Decoded[], control: BatchControl): Promise<boolean> {
     let start = 0;
     let end = items.length;
     let attempts = 0;
@@ -213,7 +213,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       const range = items.slice(start, end);
       let outcomes: Outcome[];
       try {
-        outcomes = await applyRange(batch, range, control.signal);
+        outcomes = await applyRange(range, control.signal);
       } catch (caught) {
         const failure = caught instanceof HandlerFailure ? caught : new HandlerFailure(0, caught);
         // Apply the good records before the failing one first, so the failure holds back nothing but itself.
@@ -245,7 +245,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         for (const [index, outcome] of outcomes.entries()) options.onOutcome(range[index]!.event, outcome);
       }
       const last = range.at(-1)!.record;
-      if (!offsetsInTransaction) commitInBackground(nextPosition(batch, range));
+      if (!offsetsInTransaction) commitInBackground(nextPosition(range));
       control.resolve(last.offset);
       start = end;
       end = items.length;
@@ -265,7 +265,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         break;
       }
     }
-    const completed = await applyAll(batch, items, control);
+    const completed = await applyAll(items, control);
     if (completed && poison) stopPartition(poison.record, poison.error, control);
   }
 

@@ -9,6 +9,7 @@ import type {
   OutgoingRecord,
   Transport,
 } from '../../src/transport/port.ts';
+import { positionAfter } from '../../src/transport/position.ts';
 import { eventually, randomName } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 import { transportsUnderTest } from './transports.ts';
@@ -73,7 +74,7 @@ for (const under of transportsUnderTest) {
         if (onBatch) return onBatch(batch, control);
         seen.push(...batch.records);
         const last = batch.records.at(-1)!;
-        await consumer.commit([{ topic: name, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
+        await consumer.commit([positionAfter(last)]);
         control.resolve(last.offset);
       });
       return { consumer, seen };
@@ -132,7 +133,7 @@ for (const under of transportsUnderTest) {
         if (five.length === 0) return;
         applied += five.length;
         const last = five.at(-1)!;
-        await first!.commit([{ topic: name, partition: 0, offset: String(BigInt(last.offset) + 1n) }]);
+        await first!.commit([positionAfter(last)]);
         control.resolve(last.offset);
       }));
       await eventually(async () => applied === 5, 30_000, 'five applied');

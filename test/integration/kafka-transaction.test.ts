@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeEvent, encodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent } from '../../src/envelope/event.ts';
+import { positionAfter } from '../../src/transport/position.ts';
 import { eventually, freshTopic, randomName } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
@@ -27,7 +28,7 @@ test('a transactional producer commits its output and the consumed offsets toget
     const last = batch.records.at(-1)!;
     await producer.sendInTransaction!(
       batch.records.map((record) => ({ ...encodeEvent(decodeEvent(record)), topic: output })),
-      [{ topic: batch.topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }],
+      [positionAfter(last)],
       consumer,
     );
     control.resolve(last.offset);
