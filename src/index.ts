@@ -4,13 +4,27 @@
 export { type ConsumerOptions, createConsumer, type EffectivelyConsumer } from './consumer/consumer.ts';
 export { ledgerEntry, upsert, versionGuard } from './consumer/patterns.ts';
 export { type PurgeOptions, purgeProcessed } from './consumer/retention.ts';
-export type { EventHandler, HandlerContext, Outcome } from './consumer/types.ts';
+export type {
+  BatchEventHandler,
+  BatchHandlerContext,
+  EventHandler,
+  HandlerContext,
+  Outcome,
+} from './consumer/types.ts';
 // db
 export { type MigrateOptions, type MigrateResult, migrate } from './db/migrate.ts';
 export { defaultDatabaseUrl, type PgDbOptions, pgDb } from './db/pg.ts';
 export { type PgliteDbOptions, pgliteDb } from './db/pglite.ts';
 export type { Db, Queryable } from './db/port.ts';
 export { isTransientDbError, sqlState } from './db/sqlstate.ts';
+// dead letters
+export {
+  type DeadLetter,
+  type DeadLetterFilter,
+  type DeadLetterStatus,
+  type DeadLetterStore,
+  deadLetterStore,
+} from './deadletter/store.ts';
 // envelope
 export { decodeEvent, encodeEvent } from './envelope/cloudevents.ts';
 export { createEvent, type Event, type NewEvent } from './envelope/event.ts';
@@ -33,5 +47,6 @@ export type { KafkaTransportOptions } from './transport/kafka/config.ts';
 // transport
 export { kafkaTransport } from './transport/kafka/transport.ts';
 export type * from './transport/port.ts';
+export { positionAfter } from './transport/position.ts';
 export type { PostgresTransportOptions } from './transport/postgres/options.ts';
 export { postgresTransport } from './transport/postgres/transport.ts';

@@ -1,8 +1,10 @@
 import { assertIdentifier } from '../db/identifiers.ts';
 import type { Db, Queryable } from '../db/port.ts';
 import { loadSql } from '../db/sql.ts';
+import { deadLetterStore } from '../deadletter/store.ts';
 import { decodeEvent } from '../envelope/cloudevents.ts';
 import type { Event } from '../envelope/event.ts';
+import { isUuid } from '../envelope/uuidv7.ts';
 import { EffectivelyError, invalidOptions } from '../errors.ts';
 import { type CloseOptions, within } from '../lifecycle.ts';
 import type { FaultInjector } from '../observability/faults.ts';
@@ -49,7 +51,19 @@ export interface ConsumerOptions {
   logger?: Logger;
   /** Called once per event as soon as the database committed it (before the offset commit). */
   onOutcome?: (event: Event, outcome: Outcome) => void;
-  /** Called when a record cannot be applied and its partition stops (until dead letters land). */
+  /**
+   * Attempts in place (with full-jitter backoff) before a failing record becomes a dead letter (default 3). A
+   * permanent error (undecodable record, no valid id, `PermanentError`) is dead-lettered at once.
+   */
+  maxAttempts?: number;
+  /**
+   * Keep records the consumer gives up on in `dead_letters` and move past them (default true). When false, such a
+   * record stops its partition with an error log and its offset stays uncommitted.
+   */
+  deadLetters?: boolean;
+  /** Called once a record is kept as a dead letter (after the database committed it). */
+  onDeadLetter?: (letter: { id: string | undefined; record: IncomingRecord; error: unknown; attempts: number }) => void;
+  /** Called when a record stops its partition (only with `deadLetters: false`). */
   onStopped?: (record: IncomingRecord, error: unknown) => void;
   /**
    * Commit offsets inside the consumer's database transaction when the transport's log lives in that same database
@@ -106,6 +120,10 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) throw invalidOptions('maxBatchSize', 'a positive integer');
   const retryBase = options.retry?.baseMs ?? 500;
   const retryCap = options.retry?.capMs ?? 30_000;
+  const maxAttempts = options.maxAttempts ?? 3;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw invalidOptions('maxAttempts', 'a positive integer');
+  const keepDeadLetters = options.deadLetters ?? true;
+  const store = deadLetterStore({ schema });
   const logger = options.logger ?? stderrLogger;
   const { db, group, handler, batchHandler } = options;
   const dedup = loadSql(import.meta.url, 'dedup.sql', schema);
@@ -203,11 +221,58 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     options.onStopped?.(record, error);
   }
 
+  /**
+   * Gives up on one record: keeps it as a dead letter (with the offset, in one transaction when the log is in this
+   * database) and moves past it. Storing is retried until it succeeds: nothing is skipped unrecorded.
+   */
+  async function giveUp(
+    record: IncomingRecord,
+    error: unknown,
+    attempts: number,
+    firstFailedAt: Date,
+    control: BatchControl,
+  ): Promise<boolean> {
+    if (!keepDeadLetters) {
+      stopPartition(record, error, control);
+      return false;
+    }
+    const eventId = isUuid(record.headers.ce_id?.toString()) ? record.headers.ce_id!.toString().toLowerCase() : null;
+    let id: string | undefined;
+    for (let storeAttempts = 1; ; storeAttempts++) {
+      if (control.signal.aborted) return false;
+      try {
+        id = await db.transaction(async (tx) => {
+          const kept = await store.keep(tx, { consumer: group, record, eventId, error, attempts, firstFailedAt });
+          if (offsetsInTransaction) await transportConsumer!.commitWithin!(tx, [positionAfter(record)]);
+          return kept;
+        });
+        break;
+      } catch (storeError) {
+        logger.warn('could not store a dead letter; retrying', { offset: record.offset, ...errorFields(storeError) });
+        await sleep(fullJitter(storeAttempts, retryBase, retryCap), control.signal);
+      }
+    }
+    logger.error('record dead-lettered', {
+      topic: record.topic,
+      partition: record.partition,
+      offset: record.offset,
+      group,
+      attempts,
+      deadLetterId: id,
+      ...errorFields(error),
+    });
+    if (!offsetsInTransaction) commitInBackground(positionAfter(record));
+    control.resolve(record.offset);
+    options.onDeadLetter?.({ id, record, error, attempts });
+    return true;
+  }
+
   /** Applies `items` in order; returns false when it stopped early (closing, revoked or a stopped partition). */
   async function applyAll(items: Decoded[], control: BatchControl): Promise<boolean> {
     let start = 0;
     let end = items.length;
     let attempts = 0;
+    let firstFailedAt: Date | undefined;
     while (start < items.length) {
       if (control.signal.aborted) return false;
       const range = items.slice(start, end);
@@ -222,11 +287,16 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           continue;
         }
         const failed = items[start]!.record;
-        if (isPermanent(failure.error)) {
-          stopPartition(failed, failure.error, control);
-          return false;
-        }
         attempts += 1;
+        firstFailedAt ??= new Date();
+        if (isPermanent(failure.error) || attempts >= maxAttempts) {
+          if (!(await giveUp(failed, failure.error, attempts, firstFailedAt, control))) return false;
+          start += 1;
+          end = items.length;
+          attempts = 0;
+          firstFailedAt = undefined;
+          continue;
+        }
         const delay = fullJitter(attempts, retryBase, retryCap);
         logger.warn('apply failed; retrying in place', {
           topic: failed.topic,
@@ -250,6 +320,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       start = end;
       end = items.length;
       attempts = 0;
+      firstFailedAt = undefined;
     }
     return true;
   }
@@ -266,7 +337,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       }
     }
     const completed = await applyAll(items, control);
-    if (completed && poison) stopPartition(poison.record, poison.error, control);
+    if (completed && poison) await giveUp(poison.record, poison.error, 1, new Date(), control);
   }
 
   const consumer: EffectivelyConsumer = {

@@ -4,9 +4,10 @@ import { test } from 'node:test';
 import { createConsumer, type EffectivelyConsumer } from '../../src/consumer/consumer.ts';
 import { versionGuard } from '../../src/consumer/patterns.ts';
 import type { Outcome } from '../../src/consumer/types.ts';
+import { deadLetterStore } from '../../src/deadletter/store.ts';
 import { encodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent, type Event } from '../../src/envelope/event.ts';
-import { TransientError } from '../../src/errors.ts';
+import { PermanentError, TransientError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import type { OutgoingRecord } from '../../src/transport/port.ts';
 import { eventually, freshSchema, freshTopic, randomName } from '../support/fixtures.ts';
@@ -103,25 +104,101 @@ test('a failing record is retried in place without undoing its neighbours, and a
   assert.deepEqual(await effects(), [0, 1, 2, 3, 4, 5, 6, 7]);
 });
 
-test('an undecodable record stops its partition: the records before it applied, its offset not committed', async (t) => {
+test('an undecodable record becomes a typed dead letter and the partition moves on', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { topic, send, effects, start, transport } = await setup(t);
+  const { topic, send, effects, start, transport, db, schema } = await setup(t);
   const good = Array.from({ length: 6 }, (_, i) => event(topic, 'k', i)).map(encodeEvent);
   const poison: OutgoingRecord = { ...good[3]!, value: Buffer.from('{"n": 3,') };
-  const stopped: string[] = [];
+  const dead: string[] = [];
   await send([good[0]!, good[1]!, good[2]!, poison, good[4]!, good[5]!]);
   const group = randomName('group');
   await start({
     group,
-    onStopped: (record, error) => stopped.push(`${record.offset}:${(error as { code: string }).code}`),
+    onDeadLetter: ({ record, error }) => dead.push(`${record.offset}:${(error as { code: string }).code}`),
   });
-  await eventually(async () => stopped.length > 0, 30_000, 'the partition to stop');
-  assert.deepEqual(stopped, ['3:EFF_DECODE_FAILED']);
-  assert.deepEqual(await effects(), [0, 1, 2]);
+  await eventually(async () => (await effects()).length === 5, 30_000, 'the five good records');
+  assert.deepEqual(dead, ['3:EFF_DECODE_FAILED']);
+  assert.deepEqual(await effects(), [0, 1, 2, 4, 5]);
+  const letters = await deadLetterStore({ schema }).list(db);
+  assert.equal(letters.length, 1);
+  assert.equal(letters[0]!.code, 'EFF_DECODE_FAILED');
+  assert.equal(letters[0]!.eventId, JSON.parse(JSON.stringify(poison.headers)).ce_id);
+  assert.deepEqual(letters[0]!.payload, poison.value);
   const admin = transport.admin();
   t.after(() => admin.close());
-  const committed = await admin.committedOffsets(group, topic);
-  assert.equal(committed.find((p) => p.partition === 0)?.offset, '3');
+  await eventually(
+    async () => (await admin.committedOffsets(group, topic)).find((p) => p.partition === 0)?.offset === '6',
+    10_000,
+    'the offset past the dead letter',
+  );
+});
+
+test('a permanent failure is dead-lettered at once; redrive after the fix applies it once, and again changes nothing', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { topic, send, effects, start, transport, db, schema } = await setup(t);
+  const events = Array.from({ length: 4 }, (_, i) => event(topic, 'k', i));
+  let broken = true;
+  let calls = 0;
+  const outcomes: Outcome[] = [];
+  await send(events.map(encodeEvent));
+  await start({
+    onOutcome: (_e, outcome) => outcomes.push(outcome),
+    handler: async (e, { tx }) => {
+      const { n } = e.data as { n: number };
+      if (n === 2 && broken) {
+        calls += 1;
+        throw new PermanentError('order 2 refers to a show that does not exist yet');
+      }
+      await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [e.id, n]);
+    },
+  });
+  const store = deadLetterStore({ schema });
+  await eventually(
+    async () => (await store.list(db)).length === 1 && (await effects()).length === 3,
+    30_000,
+    'dead letter',
+  );
+  assert.equal(calls, 1, 'a permanent error is not retried');
+  assert.equal((await store.list(db))[0]!.eventId, events[2]!.id);
+
+  broken = false;
+  const producer = transport.producer();
+  t.after(() => producer.close());
+  const redriven = await store.redrive(db, producer);
+  assert.equal(redriven.length, 1);
+  await eventually(async () => (await effects()).length === 4, 30_000, 'the redriven event applied');
+  assert.deepEqual(await effects(), [0, 1, 2, 3]);
+  assert.deepEqual(await store.redrive(db, producer), [], 'a redriven letter is not redriven twice');
+
+  // The same event published once more (a second redrive, a crash after the send): the dedup row absorbs it.
+  await db.query(`UPDATE ${schema}.dead_letters SET status = 'dead'`);
+  await store.redrive(db, producer);
+  await eventually(async () => outcomes.filter((o) => o === 'duplicate').length === 1, 30_000, 'the duplicate');
+  assert.deepEqual(await effects(), [0, 1, 2, 3]);
+});
+
+test('a transient failure that outlasts maxAttempts becomes a dead letter with its attempts', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { topic, send, effects, start, db, schema } = await setup(t);
+  await send([event(topic, 'k', 0), event(topic, 'k', 1)].map(encodeEvent));
+  let calls = 0;
+  await start({
+    maxAttempts: 3,
+    handler: async (e, { tx }) => {
+      const { n } = e.data as { n: number };
+      if (n === 0) {
+        calls += 1;
+        throw new TransientError('still down');
+      }
+      await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [e.id, n]);
+    },
+  });
+  await eventually(async () => (await effects()).length === 1, 30_000, 'the second event');
+  const [letter] = await deadLetterStore({ schema }).list(db);
+  assert.equal(calls, 3);
+  assert.equal(letter?.attempts, 3);
+  assert.equal(letter?.code, 'EFF_HANDLER_FAILED');
+  assert.match(letter?.reason ?? '', /still down/);
 });
 
 test('version guard: an old version delivered late is reported stale and does not overwrite', async (t) => {

@@ -1,0 +1,173 @@
+import type { Queryable } from '../db/port.ts';
+import { loadSqlSet } from '../db/sql.ts';
+import { EffectivelyError, ErrorCodes } from '../errors.ts';
+import type { IncomingRecord, OutgoingRecord, Producer } from '../transport/port.ts';
+
+export type DeadLetterStatus = 'dead' | 'redriven' | 'discarded';
+
+/** A record a consumer gave up on, kept whole (headers, key, bytes) with why and how often it failed. */
+export interface DeadLetter {
+  id: string;
+  consumer: string;
+  topic: string;
+  partition: number;
+  offset: string;
+  /** The event's id, when the record had a valid one. */
+  eventId: string | null;
+  key: string | null;
+  headers: Record<string, Buffer>;
+  payload: Buffer | null;
+  code: string;
+  reason: string;
+  attempts: number;
+  firstFailedAt: Date;
+  lastFailedAt: Date;
+  status: DeadLetterStatus;
+}
+
+export interface DeadLetterFilter {
+  consumer?: string;
+  topic?: string;
+  code?: string;
+  ids?: string[];
+  status?: DeadLetterStatus;
+  /** Most rows (default 1000). */
+  limit?: number;
+}
+
+interface Row extends Record<string, unknown> {
+  id: string;
+  consumer: string;
+  topic: string;
+  partition: number;
+  offset: string;
+  event_id: string | null;
+  key: string | null;
+  headers: Record<string, string>;
+  payload: Buffer | null;
+  code: string;
+  reason: string;
+  attempts: number;
+  first_failed_at: Date;
+  last_failed_at: Date;
+  status: DeadLetterStatus;
+}
+
+const files = { insert: 'insert.sql', list: 'list.sql', mark: 'mark.sql' };
+const maxReason = 2000;
+
+function codeOf(error: unknown): string {
+  return error instanceof EffectivelyError ? error.code : ErrorCodes.EFF_HANDLER_FAILED;
+}
+
+function reasonOf(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.length > maxReason ? `${text.slice(0, maxReason)}…` : text;
+}
+
+function toLetter(row: Row): DeadLetter {
+  const headers: Record<string, Buffer> = {};
+  for (const [name, value] of Object.entries(row.headers)) headers[name] = Buffer.from(value, 'base64');
+  return {
+    id: row.id,
+    consumer: row.consumer,
+    topic: row.topic,
+    partition: row.partition,
+    offset: row.offset,
+    eventId: row.event_id,
+    key: row.key,
+    headers,
+    payload: row.payload,
+    code: row.code,
+    reason: row.reason,
+    attempts: row.attempts,
+    firstFailedAt: row.first_failed_at,
+    lastFailedAt: row.last_failed_at,
+    status: row.status,
+  };
+}
+
+/** The dead-letter store in the library's schema: keep, list, redrive (same event id) and discard. */
+export function deadLetterStore(options: { schema?: string } = {}) {
+  const sql = loadSqlSet(import.meta.url, files, options.schema ?? 'effectively');
+
+  async function list(db: Queryable, filter: DeadLetterFilter = {}): Promise<DeadLetter[]> {
+    const { rows } = await db.query<Row>(sql.list, [
+      filter.status ?? 'dead',
+      filter.consumer ?? null,
+      filter.topic ?? null,
+      filter.code ?? null,
+      filter.ids ?? null,
+      filter.limit ?? 1000,
+    ]);
+    return rows.map(toLetter);
+  }
+
+  return {
+    /** Keeps `record` as dead; returns its id, or undefined when that record was already kept. */
+    async keep(
+      tx: Queryable,
+      input: {
+        consumer: string;
+        record: IncomingRecord;
+        eventId: string | null;
+        error: unknown;
+        attempts: number;
+        firstFailedAt: Date;
+      },
+    ): Promise<string | undefined> {
+      const { record } = input;
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(record.headers)) headers[name] = value.toString('base64');
+      const { rows } = await tx.query<{ id: string }>(sql.insert, [
+        input.consumer,
+        record.topic,
+        record.partition,
+        record.offset,
+        input.eventId,
+        record.key?.toString('utf8') ?? null,
+        JSON.stringify(headers),
+        record.value,
+        codeOf(input.error),
+        reasonOf(input.error),
+        input.attempts,
+        input.firstFailedAt,
+      ]);
+      return rows[0]?.id;
+    },
+
+    list,
+
+    /**
+     * Republishes dead letters to their original topic, unchanged (same key, headers and event id), then marks them
+     * redriven. Anything already applied is absorbed by the consumers' dedup rows; a crash between the send and the
+     * mark only sends them once more, absorbed the same way.
+     */
+    async redrive(
+      db: Queryable,
+      producer: Producer,
+      filter: DeadLetterFilter = {},
+      options: { dryRun?: boolean } = {},
+    ): Promise<DeadLetter[]> {
+      const letters = await list(db, { ...filter, status: 'dead' });
+      if (options.dryRun || letters.length === 0) return letters;
+      const records: OutgoingRecord[] = letters.map((letter) => ({
+        topic: letter.topic,
+        key: letter.key,
+        value: letter.payload,
+        headers: letter.headers,
+      }));
+      await producer.send(records);
+      await db.query(sql.mark, [letters.map((letter) => letter.id), 'redriven']);
+      return letters;
+    },
+
+    /** Marks dead letters discarded: a decision taken, not a loss in silence. */
+    async discard(db: Queryable, ids: string[]): Promise<number> {
+      const result = await db.query(sql.mark, [ids, 'discarded']);
+      return result.rowCount ?? 0;
+    },
+  };
+}
+
+export type DeadLetterStore = ReturnType<typeof deadLetterStore>;
