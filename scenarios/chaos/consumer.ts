@@ -7,7 +7,7 @@ import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { positionAfter } from '../../src/transport/position.ts';
 import { scheduleEmail } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
-import { crashSwitch } from './crash.ts';
+import { announceReady, crashSwitch } from './crash.ts';
 import { chaosDb } from './db.ts';
 
 const config = configFromEnv();
@@ -38,6 +38,7 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
     control.resolve(last.offset);
   });
   process.on('SIGTERM', () => void consumer.close().then(() => process.exit(0)));
+  announceReady();
 } else {
   const consumer = createConsumer({
     db,
@@ -54,4 +55,5 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
   });
   await consumer.start();
   process.on('SIGTERM', () => void consumer.close().then(() => process.exit(0)));
+  announceReady();
 }

@@ -12,10 +12,15 @@ export function crashSwitch(): (point: string) => void {
     const point = armable[Math.floor(Math.random() * armable.length)];
     if (point) armed = new Set([point]);
   });
-  return (point) => {
+  return (point: string) => {
     if (!armed.has(point)) return;
     // Said synchronously, so the parent knows at which hop this process died.
     writeSync(2, `chaos-crash-at:${point}\n`);
     process.kill(process.pid, 'SIGKILL');
   };
+}
+
+/** Tells the parent this process is up (its crash switch listens): only then may it be armed with SIGUSR2. */
+export function announceReady(): void {
+  writeSync(1, 'chaos-ready\n');
 }

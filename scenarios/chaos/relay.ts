@@ -2,7 +2,7 @@
 import { createRelay } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { configFromEnv } from './config.ts';
-import { crashSwitch } from './crash.ts';
+import { announceReady, crashSwitch } from './crash.ts';
 import { chaosDb } from './db.ts';
 
 const config = configFromEnv();
@@ -15,3 +15,4 @@ const relay = createRelay({
 });
 await relay.start();
 process.on('SIGTERM', () => void relay.close().then(() => process.exit(0)));
+announceReady();

@@ -54,6 +54,8 @@ interface Child {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   lastHop?: string | undefined;
   tail: string[];
+  /** The child said it is up: its crash switch listens for SIGUSR2 (before that, SIGUSR2 would just end it). */
+  ready: boolean;
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
@@ -92,11 +94,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       role,
       process: child,
       tail: [],
+      ready: false,
       ...(crashAt ? { lastHop: crashAt } : {}),
       exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
     };
     const keep = (chunk: Buffer) => {
-      entry.tail.push(...chunk.toString().split('\n').filter(Boolean));
+      const lines = chunk.toString().split('\n').filter(Boolean);
+      if (lines.includes('chaos-ready')) entry.ready = true;
+      entry.tail.push(...lines);
       entry.tail.splice(0, Math.max(0, entry.tail.length - 30));
     };
     child.stdout?.on('data', keep);
@@ -118,10 +123,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     });
   }
 
+  const alive = (child: Child) => child.process.exitCode === null && child.process.signalCode === null;
+
   async function kill(role: Role, armed: boolean): Promise<void> {
-    const child = children.get(role);
-    if (!child || child.process.exitCode !== null) return;
+    let child = children.get(role);
+    // A child that just died is being replaced: aim at its successor (a finished writer is not replaced).
+    for (let i = 0; child && !alive(child) && child.process.exitCode !== 0 && i < 200; i++) {
+      await sleep(50);
+      child = children.get(role);
+    }
+    if (!child || !alive(child)) return;
     if (armed) {
+      const deadline = Date.now() + 15_000;
+      while (!child.ready && alive(child) && Date.now() < deadline) await sleep(50);
+    }
+    if (armed && child.ready && alive(child)) {
       // The child kills itself at the next named hop it reaches; if it reaches none soon, it is killed where it is.
       child.lastHop = 'armed';
       child.process.kill('SIGUSR2');
@@ -129,6 +145,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       if (died) return;
       child.lastHop = undefined;
     }
+    if (!alive(child)) return;
     child.process.kill('SIGKILL');
     await child.exited;
   }
@@ -173,7 +190,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     // Let redeliveries after the last kill land before the audit.
     await sleep(2000);
     finishing = true;
-    for (const child of children.values()) if (child.process.exitCode === null) child.process.kill('SIGTERM');
+    for (const child of children.values()) if (alive(child)) child.process.kill('SIGTERM');
     await Promise.all(
       [...children.values()].map((child) =>
         Promise.race([child.exited, sleep(10_000).then(() => child.process.kill('SIGKILL'))]),
@@ -183,7 +200,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     return { events: config.events, kills, ...final, killsAt };
   } finally {
     finishing = true;
-    for (const child of children.values()) if (child.process.exitCode === null) child.process.kill('SIGKILL');
+    for (const child of children.values()) if (alive(child)) child.process.kill('SIGKILL');
     if (!options.keep) {
       await db.query(`DROP SCHEMA IF EXISTS ${config.schema} CASCADE`).catch(() => undefined);
       await admin.deleteTopics([config.topic]).catch(() => undefined);
