@@ -1,42 +1,57 @@
-// effectively <command> — migrate | relay
+// effectively <command> — migrate | relay | dlq. One file per command; this one only dispatches.
 import { parseArgs } from 'node:util';
-import { migrate } from '../db/migrate.ts';
 import { pgDb } from '../db/pg.ts';
-import { createRelay } from '../outbox/relay.ts';
-import { kafkaTransport } from '../transport/kafka/transport.ts';
+import { dlqCommand } from './dlq.ts';
+import { migrateCommand } from './migrate.ts';
+import { relayCommand } from './relay.ts';
 
-const usage = `usage: effectively <command> [options]
-  migrate [--schema s]            apply the library's migrations (DATABASE_URL)
-  relay   [--schema s] [--shards n] publish the outbox to Kafka (DATABASE_URL, KAFKA_BROKERS) until SIGINT/SIGTERM`;
+const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_BROKERS)
+  migrate [--schema s]                         apply the library's migrations
+  relay   [--schema s] [--shards n]            publish the outbox to Kafka until SIGINT/SIGTERM
+  dlq list|show|redrive|discard [filters]      dead letters: --consumer --topic --code --ids --status --limit,
+                                               --transport kafka|postgres (redrive), --dry-run, --json`;
 
 const [command, ...rest] = process.argv.slice(2);
-const { values } = parseArgs({
+const { values, positionals } = parseArgs({
   args: rest,
-  options: { schema: { type: 'string', default: 'effectively' }, shards: { type: 'string' } },
+  allowPositionals: true,
+  options: {
+    schema: { type: 'string', default: 'effectively' },
+    shards: { type: 'string' },
+    consumer: { type: 'string' },
+    topic: { type: 'string' },
+    code: { type: 'string' },
+    status: { type: 'string' },
+    ids: { type: 'string' },
+    limit: { type: 'string' },
+    transport: { type: 'string', default: 'kafka' },
+    json: { type: 'boolean', default: false },
+    'dry-run': { type: 'boolean', default: false },
+  },
 });
-const db = pgDb();
 
-if (command === 'migrate') {
-  const result = await migrate(db, { schema: values.schema });
-  console.log(
-    `migrate: schema=${values.schema} version=${result.version} applied=${result.applied.join(',') || 'none'}`,
-  );
+const db = pgDb();
+try {
+  if (command === 'migrate') await migrateCommand(db, values.schema);
+  else if (command === 'relay')
+    await relayCommand(db, values.schema, values.shards ? Number(values.shards) : undefined);
+  else if (command === 'dlq') {
+    process.exitCode = await dlqCommand(db, positionals[0], {
+      schema: values.schema,
+      consumer: values.consumer,
+      topic: values.topic,
+      code: values.code,
+      status: values.status,
+      ids: values.ids,
+      limit: values.limit,
+      transport: values.transport,
+      json: values.json,
+      dryRun: values['dry-run'],
+    });
+  } else {
+    console.error(usage);
+    process.exitCode = command ? 2 : 0;
+  }
+} finally {
   await db.close();
-} else if (command === 'relay') {
-  await migrate(db, { schema: values.schema });
-  const relay = createRelay({
-    db,
-    producer: kafkaTransport().producer({ clientId: 'effectively-relay' }),
-    schema: values.schema,
-    ...(values.shards ? { shards: Number(values.shards) } : {}),
-    onPublished: (count) => console.log(`relay: published ${count}`),
-  });
-  await relay.start();
-  const stop = () => void relay.close().then(() => db.close());
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-} else {
-  console.error(usage);
-  await db.close();
-  process.exitCode = command ? 2 : 0;
 }

@@ -1,0 +1,127 @@
+import type { Db } from '../db/port.ts';
+import { type DeadLetter, type DeadLetterStatus, deadLetterStore } from '../deadletter/store.ts';
+import { kafkaTransport } from '../transport/kafka/transport.ts';
+import type { Transport } from '../transport/port.ts';
+import { postgresTransport } from '../transport/postgres/transport.ts';
+
+export interface DlqArgs {
+  schema: string;
+  consumer?: string | undefined;
+  topic?: string | undefined;
+  code?: string | undefined;
+  status?: string | undefined;
+  ids?: string | undefined;
+  limit?: string | undefined;
+  transport?: string | undefined;
+  json: boolean;
+  dryRun: boolean;
+}
+
+const statuses = new Set(['dead', 'redriven', 'discarded']);
+
+function summary(letter: DeadLetter) {
+  return {
+    id: letter.id,
+    consumer: letter.consumer,
+    topic: letter.topic,
+    partition: letter.partition,
+    offset: letter.offset,
+    eventId: letter.eventId,
+    key: letter.key,
+    code: letter.code,
+    reason: letter.reason,
+    attempts: letter.attempts,
+    firstFailedAt: letter.firstFailedAt,
+    lastFailedAt: letter.lastFailedAt,
+    status: letter.status,
+  };
+}
+
+function print(letters: DeadLetter[], json: boolean, verb: string): void {
+  if (json) {
+    console.log(JSON.stringify(letters.map(summary)));
+    return;
+  }
+  for (const l of letters) {
+    console.log(
+      `${l.id}\t${l.consumer}\t${l.topic}[${l.partition}]@${l.offset}\t${l.code}\t${l.attempts}x\t${l.reason.slice(0, 80)}`,
+    );
+  }
+  console.log(`dlq: ${verb} ${letters.length}`);
+}
+
+/** effectively dlq list|show|redrive|discard — the dead-letter store from the command line. */
+export async function dlqCommand(db: Db, action: string | undefined, args: DlqArgs): Promise<number> {
+  const store = deadLetterStore({ schema: args.schema });
+  if (args.status !== undefined && !statuses.has(args.status)) {
+    console.error(`dlq: --status must be one of ${[...statuses].join(', ')}`);
+    return 2;
+  }
+  const filter = {
+    ...(args.consumer ? { consumer: args.consumer } : {}),
+    ...(args.topic ? { topic: args.topic } : {}),
+    ...(args.code ? { code: args.code } : {}),
+    ...(args.ids ? { ids: args.ids.split(',').map((id) => id.trim()) } : {}),
+    ...(args.status ? { status: args.status as DeadLetterStatus } : {}),
+    ...(args.limit ? { limit: Number(args.limit) } : {}),
+  };
+  switch (action) {
+    case 'list':
+      print(await store.list(db, filter), args.json, 'listed');
+      return 0;
+    case 'show': {
+      const letters = await store.list(db, filter);
+      if (args.json)
+        console.log(
+          JSON.stringify(
+            letters.map((l) => ({
+              ...summary(l),
+              payload: l.payload?.toString('base64') ?? null,
+              headers: Object.fromEntries(Object.entries(l.headers).map(([k, v]) => [k, v.toString()])),
+            })),
+          ),
+        );
+      else
+        for (const l of letters)
+          console.log(
+            JSON.stringify(summary(l), null, 2),
+            `\npayload: ${l.payload?.toString('utf8').slice(0, 2000) ?? 'null'}`,
+          );
+      return letters.length > 0 ? 0 : 1;
+    }
+    case 'redrive': {
+      const transport: Transport =
+        args.transport === 'postgres' ? postgresTransport({ db, schema: args.schema }) : kafkaTransport();
+      const producer = transport.producer({ clientId: 'effectively-dlq' });
+      try {
+        print(
+          await store.redrive(db, producer, filter, { dryRun: args.dryRun }),
+          args.json,
+          args.dryRun ? 'would redrive' : 'redriven',
+        );
+      } finally {
+        await producer.close();
+      }
+      return 0;
+    }
+    case 'discard': {
+      if (!args.ids) {
+        console.error('dlq: discard needs --ids (a decision per record, never a sweep by accident)');
+        return 2;
+      }
+      const letters = await store.list(db, filter);
+      if (!args.dryRun)
+        await store.discard(
+          db,
+          letters.map((l) => l.id),
+        );
+      print(letters, args.json, args.dryRun ? 'would discard' : 'discarded');
+      return 0;
+    }
+    default:
+      console.error(
+        'usage: effectively dlq list|show|redrive|discard [--consumer g] [--topic t] [--code c] [--ids 1,2] [--status s] [--limit n] [--transport kafka|postgres] [--dry-run] [--json]',
+      );
+      return 2;
+  }
+}
