@@ -19,6 +19,7 @@ import type {
   Transport,
 } from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
+import { PausedRetries } from './paused-retries.ts';
 import { purgeProcessed } from './retention.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
 
@@ -124,6 +125,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw invalidOptions('maxAttempts', 'a positive integer');
   const keepDeadLetters = options.deadLetters ?? true;
   const store = deadLetterStore({ schema });
+  const retries = new PausedRetries();
   const logger = options.logger ?? stderrLogger;
   const { db, group, handler, batchHandler } = options;
   const dedup = loadSql(import.meta.url, 'dedup.sql', schema);
@@ -271,8 +273,6 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   async function applyAll(items: Decoded[], control: BatchControl): Promise<boolean> {
     let start = 0;
     let end = items.length;
-    let attempts = 0;
-    let firstFailedAt: Date | undefined;
     while (start < items.length) {
       if (control.signal.aborted) return false;
       const range = items.slice(start, end);
@@ -287,18 +287,17 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           continue;
         }
         const failed = items[start]!.record;
-        attempts += 1;
-        firstFailedAt ??= new Date();
+        const { attempts, firstFailedAt } = retries.failed(failed);
         if (isPermanent(failure.error) || attempts >= maxAttempts) {
           if (!(await giveUp(failed, failure.error, attempts, firstFailedAt, control))) return false;
+          retries.settled(failed);
           start += 1;
           end = items.length;
-          attempts = 0;
-          firstFailedAt = undefined;
           continue;
         }
+        // Retry in place after a backoff, with only this partition paused: the others keep flowing meanwhile.
         const delay = fullJitter(attempts, retryBase, retryCap);
-        logger.warn('apply failed; retrying in place', {
+        logger.warn('apply failed; partition paused until the retry', {
           topic: failed.topic,
           partition: failed.partition,
           offset: failed.offset,
@@ -306,9 +305,17 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           delayMs: delay,
           ...errorFields(failure.error),
         });
-        await sleep(delay, control.signal);
-        end = items.length;
-        continue;
+        const partition = { topic: failed.topic, partition: failed.partition };
+        control.pause();
+        retries.resumeLater(delay, () => {
+          try {
+            transportConsumer?.resume([partition]);
+          } catch (error) {
+            // revoked meanwhile: its next owner starts from the committed offset
+            logger.debug('resume after backoff failed', errorFields(error));
+          }
+        });
+        return false;
       }
       await options.faults?.('consumer:after-db-commit');
       if (options.onOutcome) {
@@ -317,10 +324,9 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       const last = range.at(-1)!.record;
       if (!offsetsInTransaction) commitInBackground(nextPosition(range));
       control.resolve(last.offset);
+      retries.settled(last);
       start = end;
       end = items.length;
-      attempts = 0;
-      firstFailedAt = undefined;
     }
     return true;
   }
@@ -372,6 +378,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     close({ timeoutMs = 10_000 } = {}) {
       closing ??= (async () => {
         clearInterval(purgeTimer);
+        retries.close();
         await starting?.catch(() => undefined);
         // The transport waits for the batch in flight and flushes its pending offset commits before it disconnects.
         if (transportConsumer && !(await within(transportConsumer.close(), timeoutMs))) {
