@@ -161,6 +161,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     spawnChild('consumer');
 
     const deadline = Date.now() + (options.timeoutMs ?? 300_000);
+    const idleMs = options.idleMs ?? 15_000;
     let killsDone = 0;
     let lastEmails = -1;
     let idleSince = Date.now();
@@ -169,7 +170,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       const now = await measure();
       const delivered = now.orders - now.lost;
       // Kill i lands when i/(kills+1) of the events were delivered, alternating relay and consumer.
-      if (killsDone < options.kills && delivered >= ((killsDone + 1) / (options.kills + 1)) * config.events) {
+      const writerFinished = children.get('writer')?.process.exitCode === 0;
+      // Kills still owed when the work went quiet (the last events flowed faster than the kills) are done then.
+      const owedAtTheEnd = writerFinished && Date.now() - idleSince > idleMs / 3;
+      if (
+        killsDone < options.kills &&
+        (delivered >= ((killsDone + 1) / (options.kills + 1)) * config.events || owedAtTheEnd)
+      ) {
         const producerSide: Role = config.mode === 'no-outbox' ? 'writer' : 'relay';
         const role: Role = killsDone % 2 === 1 ? 'consumer' : producerSide;
         await kill(role, killsDone % 4 < 2);
@@ -181,7 +188,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         idleSince = Date.now();
       }
       const complete = writerDone && now.orders === config.events && now.lost === 0 && killsDone >= options.kills;
-      const stalled = writerDone && Date.now() - idleSince > (options.idleMs ?? 15_000);
+      const stalled = writerDone && Date.now() - idleSince > idleMs;
       if (complete || stalled || Date.now() > deadline) {
         if (!complete) log(`chaos: stopping ${stalled ? 'after no progress' : 'at the deadline'}`);
         break;
