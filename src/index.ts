@@ -19,6 +19,12 @@ export type { Db, Queryable } from './db/port.ts';
 export { isTransientDbError, sqlState } from './db/sqlstate.ts';
 // dead letters
 export {
+  createDeadLetterAlerts,
+  type DeadLetterAlert,
+  type DeadLetterAlerts,
+  type DeadLetterAlertsOptions,
+} from './deadletter/alerts.ts';
+export {
   type DeadLetter,
   type DeadLetterFilter,
   type DeadLetterStatus,

@@ -1,0 +1,122 @@
+import type { Db } from '../db/port.ts';
+import { loadSql } from '../db/sql.ts';
+import { invalidOptions } from '../errors.ts';
+import type { CloseOptions } from '../lifecycle.ts';
+import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
+import { fullJitter, sleep } from '../observability/sleep.ts';
+
+/** `dlq:alert` — the store went from empty to non-empty, or kept growing. Never silent. */
+export interface DeadLetterAlert {
+  kind: 'non-empty' | 'growing';
+  /** Dead letters waiting now. */
+  dead: number;
+  /** New since the last check. */
+  added: number;
+  schema: string;
+  at: string;
+}
+
+export interface DeadLetterAlertsOptions {
+  db: Db;
+  schema?: string;
+  /** How often the store is read (default 2000 ms; an alert fires within one interval). */
+  everyMs?: number;
+  onAlert?: (alert: DeadLetterAlert) => void;
+  /** Optional webhook: each alert is POSTed as JSON, retried with backoff up to `webhookAttempts` (default 5). */
+  webhookUrl?: string;
+  webhookAttempts?: number;
+  logger?: Logger;
+}
+
+export interface DeadLetterAlerts {
+  start(): Promise<void>;
+  /** The last count read (a gauge for metrics). */
+  readonly dead: number;
+  close(options?: CloseOptions): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Watches the dead-letter store and tells someone: a callback, a webhook, a gauge, and an error log line. */
+export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLetterAlerts {
+  const schema = options.schema ?? 'effectively';
+  const everyMs = options.everyMs ?? 2000;
+  if (!(everyMs > 0 && everyMs <= 10_000)) throw invalidOptions('everyMs', 'between 1 and 10000 ms');
+  const attempts = options.webhookAttempts ?? 5;
+  const logger = options.logger ?? stderrLogger;
+  const count = loadSql(import.meta.url, 'count.sql', schema);
+  const stop = new AbortController();
+  let dead = 0;
+  let loop: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
+  const deliveries = new Set<Promise<void>>();
+
+  async function post(alert: DeadLetterAlert): Promise<void> {
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        const response = await fetch(options.webhookUrl!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(alert),
+          signal: AbortSignal.timeout(5000),
+        });
+        if (response.ok) return;
+        logger.warn('dead-letter webhook refused; retrying', { status: response.status, attempt });
+      } catch (error) {
+        logger.warn('dead-letter webhook failed; retrying', { attempt, ...errorFields(error) });
+      }
+      if (attempt < attempts) await sleep(fullJitter(attempt, 250, 5000) + 50, stop.signal);
+    }
+    logger.error('dead-letter webhook gave up', { attempts, dead: alert.dead });
+  }
+
+  function raise(alert: DeadLetterAlert): void {
+    logger.error(`dead letters ${alert.kind === 'non-empty' ? 'appeared' : 'keep growing'}`, { ...alert });
+    options.onAlert?.(alert);
+    if (options.webhookUrl) {
+      const delivery = post(alert);
+      deliveries.add(delivery);
+      void delivery.finally(() => deliveries.delete(delivery));
+    }
+  }
+
+  async function check(): Promise<void> {
+    const { rows } = await options.db.query<{ dead: number }>(count);
+    const now = Number(rows[0]?.dead ?? 0);
+    if (now > dead) {
+      raise({
+        kind: dead === 0 ? 'non-empty' : 'growing',
+        dead: now,
+        added: now - dead,
+        schema,
+        at: new Date().toISOString(),
+      });
+    }
+    dead = now;
+  }
+
+  const alerts: DeadLetterAlerts = {
+    async start() {
+      loop ??= (async () => {
+        while (!stop.signal.aborted) {
+          await check().catch((error: unknown) => logger.warn('dead-letter check failed', errorFields(error)));
+          await sleep(everyMs, stop.signal);
+        }
+      })();
+    },
+    get dead() {
+      return dead;
+    },
+    close() {
+      closing ??= (async () => {
+        stop.abort();
+        await loop;
+        await Promise.allSettled([...deliveries]);
+      })();
+      return closing;
+    },
+    [Symbol.asyncDispose]() {
+      return alerts.close();
+    },
+  };
+  return alerts;
+}
