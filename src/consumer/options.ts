@@ -1,0 +1,67 @@
+import type { Db } from '../db/port.ts';
+import type { Event } from '../envelope/event.ts';
+import type { CloseOptions } from '../lifecycle.ts';
+import type { FaultInjector } from '../observability/faults.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { IncomingRecord, Transport } from '../transport/port.ts';
+import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
+
+/** Options of `createConsumer()`; defaults are given on each field. */
+export interface ConsumerOptions {
+  db: Db;
+  transport: Transport;
+  /** Consumer group; also the name its dedup rows are kept under. */
+  group: string;
+  topics: string[];
+  /** Applies one fresh event in the consumer's transaction. Give this or `batchHandler`. */
+  handler?: EventHandler;
+  /** Applies all fresh events of a batch at once (faster); a failure is bisected down to the event that fails. */
+  batchHandler?: BatchEventHandler;
+  /** Schema of the library's tables (default `effectively`). */
+  schema?: string;
+  /** Most records applied in one database transaction (default 500). */
+  maxBatchSize?: number;
+  /** Where a new group starts (default true: the beginning). */
+  fromBeginning?: boolean;
+  /** KB of records the transport may prefetch (Kafka: `queued.max.messages.kbytes`, default 16384). */
+  prefetchKb?: number;
+  /** Static group membership id: a restarted process with the same id resumes its partitions at once. */
+  instanceId?: string;
+  /** Group session timeout (default the transport's; Kafka's minimum is 6000 ms). */
+  sessionTimeoutMs?: number;
+  /** In-place retry of a failing record: full-jitter backoff from `baseMs` up to `capMs` (defaults 500 ms, 30 s). */
+  retry?: { baseMs?: number; capMs?: number };
+  /** Purge dedup rows older than `keepMs` every `everyMs` (default: never purge). */
+  retention?: { keepMs: number; everyMs?: number };
+  logger?: Logger;
+  /** Called once per event as soon as the database committed it (before the offset commit). */
+  onOutcome?: (event: Event, outcome: Outcome) => void;
+  /**
+   * Attempts in place (with full-jitter backoff) before a failing record becomes a dead letter (default 3). A
+   * permanent error (undecodable record, no valid id, `PermanentError`) is dead-lettered at once.
+   */
+  maxAttempts?: number;
+  /**
+   * Keep records the consumer gives up on in `dead_letters` and move past them (default true). When false, such a
+   * record stops its partition with an error log and its offset stays uncommitted.
+   */
+  deadLetters?: boolean;
+  /** Called once a record is kept as a dead letter (after the database committed it). */
+  onDeadLetter?: (letter: { id: string | undefined; record: IncomingRecord; error: unknown; attempts: number }) => void;
+  /** Called when a record stops its partition (only with `deadLetters: false`). */
+  onStopped?: (record: IncomingRecord, error: unknown) => void;
+  /**
+   * Commit offsets inside the consumer's database transaction when the transport's log lives in that same database
+   * (the `postgres` transport on this Db): exactly-once inside one database. Default true where possible; false keeps
+   * the separate offset commit after the database commit (duplicates then absorbed by the dedup rows).
+   */
+  offsetsInTransaction?: boolean;
+  /** Testing only: named crash points. */
+  faults?: FaultInjector;
+}
+
+export interface EffectivelyConsumer {
+  start(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
