@@ -11,13 +11,15 @@ import { randomName } from '../support/fixtures.ts';
 export interface TransportUnderTest {
   name: string;
   needs: ('kafka' | 'postgres')[];
-  open(): Promise<{ transport: Transport; close(): Promise<void> }>;
+  /** `db`: the database the transport lives in (the postgres transports). */
+  open(): Promise<{ transport: Transport; db?: Db; close(): Promise<void> }>;
 }
 
 async function onDb(db: Db, dropSchema: boolean) {
   const schema = randomName('conf');
   await migrate(db, { schema });
   return {
+    db,
     transport: postgresTransport({ db, schema, heartbeatMs: 150, leaseMs: 1500, pollIntervalMs: 20 }),
     async close() {
       if (dropSchema) await db.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
