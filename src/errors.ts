@@ -12,6 +12,7 @@ export const ErrorCodes = {
   EFF_TRANSPORT: 'EFF_TRANSPORT',
   EFF_CLOSED: 'EFF_CLOSED',
   EFF_TIMEOUT: 'EFF_TIMEOUT',
+  EFF_REDRIVE_BEYOND_RETENTION: 'EFF_REDRIVE_BEYOND_RETENTION',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

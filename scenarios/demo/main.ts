@@ -4,6 +4,7 @@
 // Embedded by default (PGlite + the log in PostgreSQL, no server); --kafka runs it on Kafka + the PostgreSQL server.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { progress } from '../../src/cli/progress.ts';
 import { pgDb } from '../../src/db/pg.ts';
 import { pgliteDb } from '../../src/db/pglite.ts';
 import type { Db } from '../../src/db/port.ts';
@@ -11,7 +12,6 @@ import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import type { Transport } from '../../src/transport/port.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { type Pipeline, type PipelineResult, runPipeline } from './pipeline.ts';
-import { progress } from './progress.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +45,7 @@ if (values.kafka) {
 const results = new Map<Pipeline, PipelineResult>();
 for (const pipeline of ['naive', 'effectively'] as const) {
   const schema = `demo_${pipeline}_${id}`;
-  const bar = progress(pipeline, orders);
+  const bar = progress(pipeline, orders, 'e-mails');
   results.set(
     pipeline,
     await runPipeline({

@@ -1,8 +1,10 @@
 import type { Db } from '../db/port.ts';
 import { type DeadLetter, type DeadLetterStatus, deadLetterStore } from '../deadletter/store.ts';
+import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import { kafkaTransport } from '../transport/kafka/transport.ts';
 import type { Transport } from '../transport/port.ts';
 import { postgresTransport } from '../transport/postgres/transport.ts';
+import { progress } from './progress.ts';
 
 export interface DlqArgs {
   schema: string;
@@ -13,8 +15,11 @@ export interface DlqArgs {
   ids?: string | undefined;
   limit?: string | undefined;
   transport?: string | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
   json: boolean;
   dryRun: boolean;
+  force?: boolean;
 }
 
 const statuses = new Set(['dead', 'redriven', 'discarded']);
@@ -64,7 +69,18 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
     ...(args.ids ? { ids: args.ids.split(',').map((id) => id.trim()) } : {}),
     ...(args.status ? { status: args.status as DeadLetterStatus } : {}),
     ...(args.limit ? { limit: Number(args.limit) } : {}),
+    ...(args.since ? { since: new Date(args.since) } : {}),
+    ...(args.until ? { until: new Date(args.until) } : {}),
   };
+  for (const [name, date] of [
+    ['--since', filter.since],
+    ['--until', filter.until],
+  ] as const) {
+    if (date && Number.isNaN(date.getTime())) {
+      console.error(`dlq: ${name} must be a date or time (ISO 8601, e.g. 2026-12-01T10:00:00Z)`);
+      return 2;
+    }
+  }
   switch (action) {
     case 'list':
       print(await store.list(db, filter), args.json, 'listed');
@@ -93,13 +109,33 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
       const transport: Transport =
         args.transport === 'postgres' ? postgresTransport({ db, schema: args.schema }) : kafkaTransport();
       const producer = transport.producer({ clientId: 'effectively-dlq' });
+      // Ctrl-C stops between chunks: what was sent is marked, the rest stays dead and the same command resumes it.
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+      let bar: ReturnType<typeof progress> | undefined;
       try {
-        print(
-          await store.redrive(db, producer, filter, { dryRun: args.dryRun }),
-          args.json,
-          args.dryRun ? 'would redrive' : 'redriven',
-        );
+        const letters = await store.redrive(db, producer, filter, {
+          dryRun: args.dryRun,
+          force: args.force ?? false,
+          signal: stop.signal,
+          onProgress: (done, total) => {
+            if (args.json) return;
+            bar ??= progress('dlq redrive', total, 'redriven');
+            bar.update(done);
+          },
+        });
+        bar?.end();
+        print(letters, args.json, args.dryRun ? 'would redrive' : 'redriven');
+        if (stop.signal.aborted) console.error('dlq: interrupted; run the same command again to resume');
+      } catch (error) {
+        if (error instanceof EffectivelyError && error.code === ErrorCodes.EFF_REDRIVE_BEYOND_RETENTION) {
+          console.error(`dlq: ${error.code}: ${error.message} (ids ${String(error.details.ids)}); --force to redrive`);
+          return 1;
+        }
+        throw error;
       } finally {
+        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
         await producer.close();
       }
       return 0;
@@ -120,7 +156,7 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
     }
     default:
       console.error(
-        'usage: effectively dlq list|show|redrive|discard [--consumer g] [--topic t] [--code c] [--ids 1,2] [--status s] [--limit n] [--transport kafka|postgres] [--dry-run] [--json]',
+        'usage: effectively dlq list|show|redrive|discard [--consumer g] [--topic t] [--code c] [--ids 1,2] [--status s] [--since t] [--until t] [--limit n] [--transport kafka|postgres] [--dry-run] [--force] [--json]',
       );
       return 2;
   }

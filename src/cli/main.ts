@@ -8,8 +8,9 @@ import { relayCommand } from './relay.ts';
 const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_BROKERS)
   migrate [--schema s]                         apply the library's migrations
   relay   [--schema s] [--shards n]            publish the outbox to Kafka until SIGINT/SIGTERM
-  dlq list|show|redrive|discard [filters]      dead letters: --consumer --topic --code --ids --status --limit,
-                                               --transport kafka|postgres (redrive), --dry-run, --json`;
+  dlq list|show|redrive|discard [filters]      dead letters: --consumer --topic --code --ids --status --since
+                                               --until --limit, --transport kafka|postgres (redrive), --dry-run,
+                                               --force (redrive beyond the dedup retention), --json`;
 
 const [command, ...rest] = process.argv.slice(2);
 const { values, positionals } = parseArgs({
@@ -24,6 +25,9 @@ const { values, positionals } = parseArgs({
     status: { type: 'string' },
     ids: { type: 'string' },
     limit: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    force: { type: 'boolean', default: false },
     transport: { type: 'string', default: 'kafka' },
     json: { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
@@ -44,6 +48,9 @@ try {
       status: values.status,
       ids: values.ids,
       limit: values.limit,
+      since: values.since,
+      until: values.until,
+      force: values.force,
       transport: values.transport,
       json: values.json,
       dryRun: values['dry-run'],

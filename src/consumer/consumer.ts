@@ -65,6 +65,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   const logger = options.logger ?? stderrLogger;
   const { db, group, handler, batchHandler } = options;
   const dedup = loadSql(import.meta.url, 'dedup.sql', schema);
+  const groupSettings = loadSql(import.meta.url, 'group-settings.sql', schema);
 
   let transportConsumer: Consumer | undefined;
   let offsetsInTransaction = false;
@@ -286,6 +287,8 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     start() {
       if (closing) return Promise.reject(new Error('consumer is closed'));
       starting ??= (async () => {
+        // Redrive reads this to refuse replays older than the dedup window.
+        await db.query(groupSettings, [group, options.retention?.keepMs ?? null]);
         transportConsumer = options.transport.consumer({
           group,
           topics: options.topics,

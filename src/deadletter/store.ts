@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
-import type { IncomingRecord, OutgoingRecord, Producer } from '../transport/port.ts';
+import type { FaultInjector } from '../observability/faults.ts';
+import type { IncomingRecord, Producer } from '../transport/port.ts';
 
 export type DeadLetterStatus = 'dead' | 'redriven' | 'discarded';
 
@@ -31,8 +32,27 @@ export interface DeadLetterFilter {
   code?: string;
   ids?: string[];
   status?: DeadLetterStatus;
+  /** Only those that first failed at or after this time. */
+  since?: Date;
+  /** Only those that first failed before this time. */
+  until?: Date;
   /** Most rows (default 1000). */
   limit?: number;
+}
+
+export interface RedriveOptions {
+  /** List what would be redriven; send nothing. */
+  dryRun?: boolean;
+  /** Dead letters sent and marked per step (default 500): an interrupted redrive resumes after the last marked step. */
+  chunkSize?: number;
+  /** Redrive even dead letters older than their group's dedup retention (see `EFF_REDRIVE_BEYOND_RETENTION`). */
+  force?: boolean;
+  /** Called after each step with how many are done out of how many. */
+  onProgress?: (done: number, total: number) => void;
+  /** Stops between steps: what was marked stays marked, the rest stays dead for the next run. */
+  signal?: AbortSignal;
+  /** Testing only: named crash points. */
+  faults?: FaultInjector;
 }
 
 interface Row extends Record<string, unknown> {
@@ -53,7 +73,7 @@ interface Row extends Record<string, unknown> {
   status: DeadLetterStatus;
 }
 
-const files = { insert: 'insert.sql', list: 'list.sql', mark: 'mark.sql' };
+const files = { insert: 'insert.sql', list: 'list.sql', mark: 'mark.sql', beyondRetention: 'beyond-retention.sql' };
 const maxReason = 2000;
 
 function codeOf(error: unknown): string {
@@ -99,6 +119,8 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       filter.code ?? null,
       filter.ids ?? null,
       filter.limit ?? 1000,
+      filter.since ?? null,
+      filter.until ?? null,
     ]);
     return rows.map(toLetter);
   }
@@ -139,27 +161,52 @@ export function deadLetterStore(options: { schema?: string } = {}) {
     list,
 
     /**
-     * Republishes dead letters to their original topic, unchanged (same key, headers and event id), then marks them
-     * redriven. Anything already applied is absorbed by the consumers' dedup rows; a crash between the send and the
-     * mark only sends them once more, absorbed the same way.
+     * Republishes dead letters to their original topic, unchanged (same key, headers and event id), chunk by chunk:
+     * each chunk is sent, then marked redriven. Anything already applied is absorbed by the consumers' dedup rows; a
+     * crash between a send and its mark only sends that chunk once more, absorbed the same way, and running the same
+     * redrive again resumes with the letters still dead. Refuses, unless `force`, letters older than their group's dedup
+     * retention (`EFF_REDRIVE_BEYOND_RETENTION`).
      */
     async redrive(
       db: Queryable,
       producer: Producer,
       filter: DeadLetterFilter = {},
-      options: { dryRun?: boolean } = {},
+      options: RedriveOptions = {},
     ): Promise<DeadLetter[]> {
       const letters = await list(db, { ...filter, status: 'dead' });
+      if (!options.force && letters.length > 0) {
+        const { rows } = await db.query<{ id: string; keep_ms: string }>(sql.beyondRetention, [
+          letters.map((letter) => letter.id),
+        ]);
+        if (rows.length > 0) {
+          throw new EffectivelyError(
+            ErrorCodes.EFF_REDRIVE_BEYOND_RETENTION,
+            `${rows.length} dead letter(s) first failed longer ago than their group keeps dedup rows (${rows[0]!.keep_ms} ms): ` +
+              `a replay the dedup table no longer covers could apply them twice; check they were never applied, then force`,
+            { details: { ids: rows.map((row) => row.id) } },
+          );
+        }
+      }
       if (options.dryRun || letters.length === 0) return letters;
-      const records: OutgoingRecord[] = letters.map((letter) => ({
-        topic: letter.topic,
-        key: letter.key,
-        value: letter.payload,
-        headers: letter.headers,
-      }));
-      await producer.send(records);
-      await db.query(sql.mark, [letters.map((letter) => letter.id), 'redriven']);
-      return letters;
+      const chunkSize = options.chunkSize ?? 500;
+      const done: DeadLetter[] = [];
+      for (let start = 0; start < letters.length; start += chunkSize) {
+        if (options.signal?.aborted) break;
+        const chunk = letters.slice(start, start + chunkSize);
+        await producer.send(
+          chunk.map((letter) => ({
+            topic: letter.topic,
+            key: letter.key,
+            value: letter.payload,
+            headers: letter.headers,
+          })),
+        );
+        await options.faults?.('redrive:after-send');
+        await db.query(sql.mark, [chunk.map((letter) => letter.id), 'redriven']);
+        done.push(...chunk);
+        options.onProgress?.(done.length, letters.length);
+      }
+      return done;
     },
 
     /** Marks dead letters discarded: a decision taken, not a loss in silence. */

@@ -8,6 +8,8 @@ export type FaultPoint =
   /** The consumer's handler ran for the batch; the database transaction is not yet committed. */
   | 'consumer:before-db-commit'
   /** The consumer's database transaction committed; the offsets are not yet committed to the broker. */
-  | 'consumer:after-db-commit';
+  | 'consumer:after-db-commit'
+  /** A redrive chunk was acknowledged by the broker; its dead letters are not yet marked redriven. */
+  | 'redrive:after-send';
 
 export type FaultInjector = (point: FaultPoint) => void | Promise<void>;

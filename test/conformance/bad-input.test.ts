@@ -37,7 +37,7 @@ for (const under of transportsUnderTest) {
       const db: Db = logDb ?? pgDb({ max: 2 });
       const schema = randomName('bad');
       await migrate(db, { schema });
-      await db.query(`CREATE TABLE ${schema}.effects (n int NOT NULL)`);
+      await db.query(`CREATE TABLE ${schema}.applied (n int NOT NULL)`);
       const topic = randomName('bad').replace('_', '-');
       const admin = transport.admin();
       await admin.createTopics([{ topic, partitions: 1 }]);
@@ -68,13 +68,13 @@ for (const under of transportsUnderTest) {
         handler: async (event, { tx }) => {
           const { n } = event.data as { n: unknown };
           if (typeof n !== 'number') throw new PermanentError(`n must be a number, got ${typeof n}`);
-          await tx.query(`INSERT INTO ${schema}.effects (n) VALUES ($1)`, [n]);
+          await tx.query(`INSERT INTO ${schema}.applied (n) VALUES ($1)`, [n]);
         },
       });
       try {
         await consumer.start();
         const applied = async () =>
-          (await db.query<{ n: number }>(`SELECT n FROM ${schema}.effects ORDER BY n`)).rows.map((row) => row.n);
+          (await db.query<{ n: number }>(`SELECT n FROM ${schema}.applied ORDER BY n`)).rows.map((row) => row.n);
         await eventually(async () => (await applied()).length === 3, 60_000, 'the good records');
         assert.deepEqual(await applied(), [1, 7, 8]);
         const letters = await deadLetterStore({ schema }).list(db);

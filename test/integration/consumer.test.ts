@@ -27,12 +27,12 @@ function event(topic: string, key: string, n: number, version?: number): Event {
 async function setup(t: Parameters<typeof needs>[0], partitions = 1) {
   const { db, schema } = await freshSchema(t);
   const { transport, topic } = await freshTopic(t, partitions);
-  await db.query(`CREATE TABLE ${schema}.effects (event_id uuid NOT NULL, n int NOT NULL)`);
+  await db.query(`CREATE TABLE ${schema}.applied (event_id uuid NOT NULL, n int NOT NULL)`);
   const producer = transport.producer();
   t.after(() => producer.close());
   const send = (records: OutgoingRecord[]) => producer.send(records);
   const effects = async () =>
-    (await db.query<{ n: number }>(`SELECT n FROM ${schema}.effects ORDER BY n`)).rows.map((row) => row.n);
+    (await db.query<{ n: number }>(`SELECT n FROM ${schema}.applied ORDER BY n`)).rows.map((row) => row.n);
   const start = async ({ handler, batchHandler, ...options }: Partial<Parameters<typeof createConsumer>[0]> = {}) => {
     const consumer: EffectivelyConsumer = createConsumer({
       db,
@@ -48,7 +48,7 @@ async function setup(t: Parameters<typeof needs>[0], partitions = 1) {
             handler:
               handler ??
               (async (e, { tx }) => {
-                await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [
+                await tx.query(`INSERT INTO ${schema}.applied (event_id, n) VALUES ($1, $2)`, [
                   e.id,
                   (e.data as { n: number }).n,
                 ]);
@@ -95,7 +95,7 @@ test('a failing record is retried in place without undoing its neighbours, and a
         if (failures === 2) committedDuringFailure = await effects();
         throw new TransientError('provider hiccup');
       }
-      await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [e.id, n]);
+      await tx.query(`INSERT INTO ${schema}.applied (event_id, n) VALUES ($1, $2)`, [e.id, n]);
     },
   });
   await eventually(async () => (await effects()).length === 8, 30_000, 'all eight applied');
@@ -149,7 +149,7 @@ test('a permanent failure is dead-lettered at once; redrive after the fix applie
         calls += 1;
         throw new PermanentError('order 2 refers to a show that does not exist yet');
       }
-      await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [e.id, n]);
+      await tx.query(`INSERT INTO ${schema}.applied (event_id, n) VALUES ($1, $2)`, [e.id, n]);
     },
   });
   const store = deadLetterStore({ schema });
@@ -190,7 +190,7 @@ test('a transient failure that outlasts maxAttempts becomes a dead letter with i
         calls += 1;
         throw new TransientError('still down');
       }
-      await tx.query(`INSERT INTO ${schema}.effects (event_id, n) VALUES ($1, $2)`, [e.id, n]);
+      await tx.query(`INSERT INTO ${schema}.applied (event_id, n) VALUES ($1, $2)`, [e.id, n]);
     },
   });
   await eventually(async () => (await effects()).length === 1, 30_000, 'the second event');
@@ -258,7 +258,7 @@ test('batch handler: a failing event is bisected out, the others applied, then i
         failures += 1;
         throw new TransientError('provider hiccup');
       }
-      await tx.query(`INSERT INTO ${schema}.effects (event_id, n) SELECT unnest($1::uuid[]), unnest($2::int[])`, [
+      await tx.query(`INSERT INTO ${schema}.applied (event_id, n) SELECT unnest($1::uuid[]), unnest($2::int[])`, [
         fresh.map((e) => e.id),
         numbers,
       ]);

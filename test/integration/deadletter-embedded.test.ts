@@ -16,7 +16,7 @@ test('embedded: a record with no event id is dead-lettered with its offset, the 
   t.after(() => db.close());
   const schema = 'dl_embedded';
   await migrate(db, { schema });
-  await db.query(`CREATE TABLE ${schema}.effects (n int NOT NULL)`);
+  await db.query(`CREATE TABLE ${schema}.applied (n int NOT NULL)`);
   const transport = postgresTransport({ db, schema, pollIntervalMs: 10 });
   const topic = 'orders';
   await transport.admin().createTopics([{ topic, partitions: 1 }]);
@@ -34,12 +34,12 @@ test('embedded: a record with no event id is dead-lettered with its offset, the 
     schema,
     logger: silentLogger,
     handler: async (event, { tx }) => {
-      await tx.query(`INSERT INTO ${schema}.effects (n) VALUES ($1)`, [(event.data as { n: number }).n]);
+      await tx.query(`INSERT INTO ${schema}.applied (n) VALUES ($1)`, [(event.data as { n: number }).n]);
     },
   });
   t.after(() => consumer.close());
   await consumer.start();
-  const applied = async () => (await db.query<{ n: number }>(`SELECT n FROM ${schema}.effects ORDER BY n`)).rows;
+  const applied = async () => (await db.query<{ n: number }>(`SELECT n FROM ${schema}.applied ORDER BY n`)).rows;
   await eventually(async () => (await applied()).length === 2, 20_000, 'two applied');
   assert.deepEqual(
     (await applied()).map((row) => row.n),

@@ -1,5 +1,5 @@
 /** A progress bar on a terminal; plain lines (one per quarter) when the output is not a terminal. */
-export function progress(label: string, total: number) {
+export function progress(label: string, total: number, unit = 'done') {
   const tty = process.stdout.isTTY === true;
   let lastQuarter = -1;
   return {
@@ -15,7 +15,7 @@ export function progress(label: string, total: number) {
         const quarter = Math.floor(ratio * 4);
         if (quarter > lastQuarter) {
           lastQuarter = quarter;
-          console.log(`${label}: ${done}/${total} e-mails`);
+          console.log(`${label}: ${done}/${total} ${unit}`);
         }
       }
     },

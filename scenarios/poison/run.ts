@@ -1,0 +1,213 @@
+// One run of the poison scenario: a partition whose head (and a few later records) cannot be applied until a fix is
+// deployed, next to healthy partitions that must not wait for it; then the fix, a redrive interrupted once, and the
+// audit.
+import { createConsumer } from '../../src/consumer/consumer.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import type { Db } from '../../src/db/port.ts';
+import { deadLetterStore } from '../../src/deadletter/store.ts';
+import { encodeEvent } from '../../src/envelope/cloudevents.ts';
+import { createEvent, type Event } from '../../src/envelope/event.ts';
+import { PermanentError, TransientError } from '../../src/errors.ts';
+import { silentLogger } from '../../src/observability/logger.ts';
+import { sleep } from '../../src/observability/sleep.ts';
+import type { Transport } from '../../src/transport/port.ts';
+
+/** What an order event asks of the handler: `bad-seat` and `down` fail until the fix; `flaky` fails twice, then passes. */
+type Kind = 'ok' | 'bad-seat' | 'down' | 'flaky';
+
+export interface PoisonOptions {
+  db: Db;
+  transport: Transport;
+  schema: string;
+  topic: string;
+  events: number;
+  partitions: number;
+  /** Events that fail until the fix (half permanent, half transient beyond the attempts). */
+  poison: number;
+  /** `stop-on-poison` is the naive twin: no dead letters, a record that keeps failing stops its partition. */
+  mode?: 'effectively' | 'stop-on-poison';
+  /** How long every event may take to be applied or dead before the run counts the rest as lost (default 120 s). */
+  settleMs?: number;
+  log: (line: string) => void;
+}
+
+export interface PoisonResult {
+  events: number;
+  applied: number;
+  dead: number;
+  redriven: number;
+  duplicated: number;
+  lost: number;
+  blockedMs: number;
+  poisonedPartition: number;
+  recoveredTransient: number;
+}
+
+const poisonKey = 'order-poison';
+
+function plan(events: number, poison: number): Kind[] {
+  // The first event is poison: it sits at the head of its partition. The others are spread through the run.
+  const kinds: Kind[] = Array.from({ length: events }, () => 'ok');
+  const spread = Math.max(1, Math.floor(events / (poison + 4)));
+  for (let i = 0; i < poison; i++) kinds[i * spread] = i % 2 === 0 ? 'bad-seat' : 'down';
+  for (let i = 0; i < 4; i++) kinds[(poison + i) * spread] = 'flaky';
+  return kinds;
+}
+
+/**
+ * The longest a healthy partition waited between two applied records, counted from the first record applied anywhere
+ * (the consumer's start-up is nobody's fault). Batches are applied one at a time, so this includes waiting for other
+ * partitions' batches, the poisoned one's among them.
+ */
+function longestWait(appliedAt: Map<number, number[]>, healthy: number[]): number {
+  const first = Math.min(...[...appliedAt.values()].map((times) => times[0] ?? Number.POSITIVE_INFINITY));
+  let longest = 0;
+  for (const partition of healthy) {
+    let previous = first;
+    for (const at of appliedAt.get(partition) ?? []) {
+      longest = Math.max(longest, at - previous);
+      previous = at;
+    }
+  }
+  return longest;
+}
+
+export async function runPoison(options: PoisonOptions): Promise<PoisonResult> {
+  const { db, transport, schema, topic, log } = options;
+  const group = `${schema}-tickets`;
+  await migrate(db, { schema });
+  await db.query(`CREATE TABLE IF NOT EXISTS ${schema}.tickets_applied (
+    event_id uuid NOT NULL, partition integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  const admin = transport.admin();
+  await admin.createTopics([{ topic, partitions: options.partitions }]);
+  await admin.close();
+
+  const kinds = plan(options.events, options.poison);
+  const events: Event[] = kinds.map((kind, i) =>
+    createEvent({
+      topic,
+      type: 'TicketOrdered',
+      source: '/boxoffice',
+      key: kind === 'ok' ? `order-${i}` : poisonKey,
+      data: { order: i, kind },
+    }),
+  );
+  const producer = transport.producer({ clientId: 'poison-scenario' });
+  for (let i = 0; i < events.length; i += 500) await producer.send(events.slice(i, i + 500).map(encodeEvent));
+
+  let fixed = false;
+  const flakyFailures = new Map<string, number>();
+  const partitionOf = new Map<string, number>();
+  const appliedAt = new Map<number, number[]>();
+  const poisonedPartitions = new Set<number>();
+  let recoveredTransient = 0;
+  const consumer = createConsumer({
+    db,
+    transport,
+    group,
+    topics: [topic],
+    schema,
+    logger: silentLogger,
+    maxAttempts: 3,
+    deadLetters: options.mode !== 'stop-on-poison',
+    retry: { baseMs: 500, capMs: 2000 },
+    handler: async (event, { tx, record }) => {
+      const { kind } = event.data as { kind: Kind };
+      if (kind !== 'ok') poisonedPartitions.add(record.partition);
+      if (!fixed && kind === 'bad-seat') throw new PermanentError('unknown seat category "VIP-Z"');
+      if (!fixed && kind === 'down') throw new TransientError('seat map service unavailable');
+      if (kind === 'flaky') {
+        const failures = flakyFailures.get(event.id) ?? 0;
+        if (failures < 2) {
+          flakyFailures.set(event.id, failures + 1);
+          throw new TransientError('could not serialize access (40001)');
+        }
+      }
+      partitionOf.set(event.id, record.partition);
+      await tx.query(`INSERT INTO ${schema}.tickets_applied (event_id, partition) VALUES ($1, $2)`, [
+        event.id,
+        record.partition,
+      ]);
+    },
+    onOutcome: (event, outcome) => {
+      if (outcome !== 'applied') return;
+      const partition = partitionOf.get(event.id)!;
+      const times = appliedAt.get(partition) ?? [];
+      times.push(Date.now());
+      appliedAt.set(partition, times);
+      if ((event.data as { kind: Kind }).kind === 'flaky') recoveredTransient += 1;
+    },
+  });
+  const store = deadLetterStore({ schema });
+  const count = async (sql: string) => Number((await db.query<{ n: string }>(sql)).rows[0]!.n);
+  const distinctApplied = () => count(`SELECT count(DISTINCT event_id) AS n FROM ${schema}.tickets_applied`);
+  const deadCount = () => count(`SELECT count(*) AS n FROM ${schema}.dead_letters WHERE consumer = '${group}'`);
+
+  const startedAt = Date.now();
+  await consumer.start();
+  try {
+    // Phase 1: every event is applied or dead (or the time is up: what is neither is stuck behind a poison record).
+    const settleBy = startedAt + (options.settleMs ?? 120_000);
+    while ((await distinctApplied()) + (await deadCount()) < options.events && Date.now() < settleBy) await sleep(50);
+    const applied = await distinctApplied();
+    const dead = await deadCount();
+    const healthy = Array.from({ length: options.partitions }, (_, p) => p).filter((p) => !poisonedPartitions.has(p));
+    const blockedMs = longestWait(appliedAt, healthy);
+    log(
+      `poison: before the fix applied=${applied} dead=${dead} (A+D=${applied + dead} of ${options.events}), ` +
+        `poisoned partition(s) ${[...poisonedPartitions].join(',')}, healthy ${healthy.join(',')} waited at most ${blockedMs} ms`,
+    );
+
+    if (applied + dead < options.events) {
+      log(`poison: ${options.events - applied - dead} events neither applied nor dead: stuck behind the poison`);
+      const nothing = { redriven: 0, duplicated: 0, recoveredTransient, poisonedPartition: -1 };
+      return { ...nothing, events: options.events, applied, dead, lost: options.events - applied, blockedMs };
+    }
+
+    // Phase 2: the fix is deployed; the redrive crashes once after sending its first chunk, then runs again.
+    fixed = true;
+    const crashOnce = { armed: true };
+    const chunkSize = Math.max(1, Math.ceil(dead / 3));
+    try {
+      await store.redrive(
+        db,
+        producer,
+        { consumer: group },
+        {
+          chunkSize,
+          faults: (point) => {
+            if (point === 'redrive:after-send' && crashOnce.armed) {
+              crashOnce.armed = false;
+              throw new Error('redrive crashed after the send, before the mark');
+            }
+          },
+        },
+      );
+    } catch (error) {
+      log(`poison: ${(error as Error).message}; running the redrive again resumes it`);
+    }
+    await store.redrive(db, producer, { consumer: group }, { chunkSize });
+    const redrivenRows = await count(
+      `SELECT count(*) AS n FROM ${schema}.dead_letters WHERE consumer = '${group}' AND status = 'redriven'`,
+    );
+    const deadline = Date.now() + 60_000;
+    while ((await distinctApplied()) < options.events && Date.now() < deadline) await sleep(50);
+    await sleep(500); // a late duplicate would show up here
+    const total = await count(`SELECT count(*) AS n FROM ${schema}.tickets_applied`);
+    const distinct = await distinctApplied();
+    return {
+      events: options.events,
+      applied,
+      dead,
+      redriven: redrivenRows,
+      duplicated: total - distinct,
+      lost: options.events - distinct,
+      blockedMs,
+      poisonedPartition: [...poisonedPartitions][0] ?? -1,
+      recoveredTransient,
+    };
+  } finally {
+    await consumer.close();
+    await producer.close();
+  }
+}
