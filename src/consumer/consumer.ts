@@ -1,35 +1,31 @@
 import { assertIdentifier } from '../db/identifiers.ts';
-import type { Queryable } from '../db/port.ts';
 import { loadSql } from '../db/sql.ts';
 import { deadLetterStore } from '../deadletter/store.ts';
 import { decodeEvent } from '../envelope/cloudevents.ts';
-import type { Event } from '../envelope/event.ts';
-import { isUuid } from '../envelope/uuidv7.ts';
 import { EffectivelyError, invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
 import { errorFields, stderrLogger } from '../observability/logger.ts';
-import { fullJitter, sleep } from '../observability/sleep.ts';
-import type { Batch, BatchControl, Consumer, IncomingRecord, TopicPartitionOffset } from '../transport/port.ts';
+import { fullJitter } from '../observability/sleep.ts';
+import type {
+  Batch,
+  BatchControl,
+  Consumer,
+  IncomingRecord,
+  Producer,
+  TopicPartitionOffset,
+} from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
+import { createApplier, type Decoded, HandlerFailure } from './apply.ts';
+import { createDrainer } from './key-order/drain.ts';
+import { KeyOrder } from './key-order/key-order.ts';
 import type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
 import { PausedRetries } from './paused-retries.ts';
 import { purgeProcessed } from './retention.ts';
+import { attemptsOf, dueOf, groupOf, originalOf, RetryTopics } from './retry-topics.ts';
+import { Settler } from './settle.ts';
 import type { Outcome } from './types.ts';
 
 export type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
-
-interface Decoded {
-  event: Event;
-  record: IncomingRecord;
-}
-
-/** A handler failure at position `index` of the applied range (the whole transaction rolled back). */
-class HandlerFailure {
-  constructor(
-    readonly index: number,
-    readonly error: unknown,
-  ) {}
-}
 
 function isPermanent(error: unknown): boolean {
   return error instanceof EffectivelyError && !error.retryable;
@@ -60,26 +56,64 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   const maxAttempts = options.maxAttempts ?? 3;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw invalidOptions('maxAttempts', 'a positive integer');
   const keepDeadLetters = options.deadLetters ?? true;
-  const store = deadLetterStore({ schema });
   const retries = new PausedRetries();
   const logger = options.logger ?? stderrLogger;
   const { db, group, handler, batchHandler } = options;
-  const dedup = loadSql(import.meta.url, 'dedup.sql', schema);
   const groupSettings = loadSql(import.meta.url, 'group-settings.sql', schema);
+  const applyIn = createApplier({ group, handler, batchHandler, dedup: loadSql(import.meta.url, 'dedup.sql', schema) });
+  const retryTopics = options.retryTopics ? new RetryTopics(options.topics, options.retryTopics) : undefined;
+  const keyOrder = options.keyOrdered ? new KeyOrder(schema, group) : undefined;
 
   let transportConsumer: Consumer | undefined;
+  let producer: Producer | undefined;
   let offsetsInTransaction = false;
+  const settler = new Settler({
+    db,
+    group,
+    logger,
+    store: deadLetterStore({ schema }),
+    keyOrder,
+    retryTopics,
+    backoff: { baseMs: retryBase, capMs: retryCap },
+    transportConsumer: () => transportConsumer!,
+    producer: () => {
+      producer ??= options.transport.producer({ clientId: `${group}-retries` });
+      return producer;
+    },
+    offsetsInTransaction: () => offsetsInTransaction,
+    onDeadLetter: options.onDeadLetter,
+  });
+  const drainer = keyOrder
+    ? createDrainer({
+        db,
+        keyOrder,
+        applyIn,
+        settler,
+        maxAttempts,
+        retryTopics: retryTopics !== undefined,
+        intervalMs: options.drainIntervalMs ?? 1000,
+        logger,
+        onOutcome: options.onOutcome,
+      })
+    : undefined;
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
   let purgeTimer: NodeJS.Timeout | undefined;
 
+  /**
+   * One database transaction for a range of one partition: park what waits behind a held key, claim and apply the rest,
+   * release the holds their holders were (key-ordered), and commit the offset along when the log is in this database.
+   */
   async function applyRange(range: Decoded[], signal: AbortSignal): Promise<Outcome[]> {
     return db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ event_id: string }>(dedup, [group, range.map((item) => item.event.id)]);
-      const fresh = new Set(rows.map((row) => row.event_id));
-      const outcomes: Outcome[] = batchHandler
-        ? await applyBatch(tx, range, fresh, signal)
-        : await applyEach(tx, range, fresh, signal);
+      const topic = range[0]!.record.topic;
+      const fromMain = retryTopics === undefined || retryTopics.stageOf(topic).stage === 0;
+      const parked = keyOrder && fromMain ? await keyOrder.park(tx, topic, range) : undefined;
+      const outcomes = await applyIn(tx, range, signal, parked);
+      if (keyOrder) {
+        const done = range.filter((_, index) => outcomes[index] !== 'parked').map((item) => item.event.id);
+        if ((await keyOrder.release(tx, done)) > 0) drainer?.soon();
+      }
       if (offsetsInTransaction) {
         // The log lives in this database: the offset commits with the effects, exactly once inside one database.
         await transportConsumer!.commitWithin!(tx, [nextPosition(range)]);
@@ -89,63 +123,21 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     });
   }
 
-  /** The batch path: one call for every fresh event; a failure of a range of several is bisected by the caller. */
-  async function applyBatch(tx: Queryable, range: Decoded[], fresh: Set<string>, signal: AbortSignal) {
-    const outcomes: Outcome[] = [];
-    const events: Event[] = [];
-    for (const { event } of range) {
-      const isFresh = fresh.delete(event.id);
-      outcomes.push(isFresh ? 'applied' : 'duplicate');
-      if (isFresh) events.push(event);
-    }
-    if (events.length === 0) return outcomes;
-    let results: void | ('applied' | 'stale')[];
+  /** The retry and dead-letter topics of every main topic (created with its partitions, unless told not to). */
+  async function createRetryTopics(chain: RetryTopics): Promise<string[]> {
+    const subscriptions = chain.subscriptions().filter((t) => keepDeadLetters || chain.stageOf(t).stage !== 'dlt');
+    if (options.retryTopics?.create === false) return subscriptions;
+    const admin = options.transport.admin();
     try {
-      results = await batchHandler!(events, { tx, signal, group });
-    } catch (error) {
-      throw new HandlerFailure(range.length > 1 ? Math.ceil(range.length / 2) : 0, error);
-    }
-    if (results) {
-      let next = 0;
-      for (const [index, outcome] of outcomes.entries()) {
-        if (outcome === 'applied' && results[next++] === 'stale') outcomes[index] = 'stale';
+      for (const main of options.topics) {
+        const partitions = (await admin.endOffsets(main)).length || 1;
+        const chained = subscriptions.filter((t) => t !== main && chain.stageOf(t).main === main);
+        await admin.createTopics(chained.map((topic) => ({ topic, partitions })));
       }
+    } finally {
+      await admin.close();
     }
-    return outcomes;
-  }
-
-  async function applyEach(tx: Queryable, range: Decoded[], fresh: Set<string>, signal: AbortSignal) {
-    const outcomes: Outcome[] = [];
-    for (const [index, { event, record }] of range.entries()) {
-      // A repeat (redelivery, or the same id twice in one batch) finds no fresh claim left.
-      if (!fresh.delete(event.id)) {
-        outcomes.push('duplicate');
-        continue;
-      }
-      try {
-        const result = await handler!(event, {
-          tx,
-          signal,
-          group,
-          record: { topic: record.topic, partition: record.partition, offset: record.offset },
-        });
-        outcomes.push(result === 'stale' ? 'stale' : 'applied');
-      } catch (error) {
-        throw new HandlerFailure(index, error);
-      }
-    }
-    return outcomes;
-  }
-
-  /**
-   * The offset commit does not hold up the next batch (the transport keeps commits in order and flushes them on
-   * close): the database already holds the work, so a commit that fails or never happens only means a redelivery,
-   * which the dedup rows absorb.
-   */
-  function commitInBackground(position: TopicPartitionOffset): void {
-    transportConsumer!.commit([position]).catch((error: unknown) => {
-      logger.warn('offset commit failed; records may be redelivered (deduplicated)', errorFields(error));
-    });
+    return subscriptions;
   }
 
   function stopPartition(record: IncomingRecord, error: unknown, control: BatchControl): void {
@@ -160,53 +152,53 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     options.onStopped?.(record, error);
   }
 
-  /**
-   * Gives up on one record: keeps it as a dead letter (with the offset, in one transaction when the log is in this
-   * database) and moves past it. Storing is retried until it succeeds: nothing is skipped unrecorded.
-   */
-  async function giveUp(
-    record: IncomingRecord,
-    error: unknown,
-    attempts: number,
-    firstFailedAt: Date,
-    control: BatchControl,
-  ): Promise<boolean> {
-    if (!keepDeadLetters) {
-      stopPartition(record, error, control);
-      return false;
-    }
-    const eventId = isUuid(record.headers.ce_id?.toString()) ? record.headers.ce_id!.toString().toLowerCase() : null;
-    let id: string | undefined;
-    for (let storeAttempts = 1; ; storeAttempts++) {
-      if (control.signal.aborted) return false;
+  /** Pauses the partition of `record` and resumes it after `delayMs` (the rest of the batch is fetched again then). */
+  function pauseFor(record: IncomingRecord, delayMs: number, control: BatchControl): void {
+    const partition = { topic: record.topic, partition: record.partition };
+    control.pause();
+    retries.resumeLater(delayMs, () => {
       try {
-        id = await db.transaction(async (tx) => {
-          const kept = await store.keep(tx, { consumer: group, record, eventId, error, attempts, firstFailedAt });
-          if (offsetsInTransaction) await transportConsumer!.commitWithin!(tx, [positionAfter(record)]);
-          return kept;
-        });
-        break;
-      } catch (storeError) {
-        logger.warn('could not store a dead letter; retrying', { offset: record.offset, ...errorFields(storeError) });
-        await sleep(fullJitter(storeAttempts, retryBase, retryCap), control.signal);
+        transportConsumer?.resume([partition]);
+      } catch (error) {
+        // revoked meanwhile: its next owner starts from the committed offset
+        logger.debug('resume after backoff failed', errorFields(error));
       }
+    });
+  }
+
+  /** A record that cannot be applied now: forwarded, dead-lettered, or retried in place; false when the batch stops. */
+  async function failed(record: IncomingRecord, error: unknown, control: BatchControl): Promise<boolean> {
+    if (retryTopics) {
+      if (!(await settler.forward(record, error, attemptsOf(record) + 1, control.signal))) return false;
+      control.resolve(record.offset);
+      return true;
     }
-    logger.error('record dead-lettered', {
+    const { attempts, firstFailedAt } = retries.failed(record);
+    if (isPermanent(error) || attempts >= maxAttempts) {
+      if (!keepDeadLetters) {
+        stopPartition(record, error, control);
+        return false;
+      }
+      if (!(await settler.giveUp(record, { record, error, attempts, firstFailedAt }, control.signal))) return false;
+      retries.settled(record);
+      control.resolve(record.offset);
+      return true;
+    }
+    // Retry in place after a backoff, with only this partition paused: the others keep flowing meanwhile.
+    const delay = fullJitter(attempts, retryBase, retryCap);
+    logger.warn('apply failed; partition paused until the retry', {
       topic: record.topic,
       partition: record.partition,
       offset: record.offset,
-      group,
       attempts,
-      deadLetterId: id,
+      delayMs: delay,
       ...errorFields(error),
     });
-    if (!offsetsInTransaction) commitInBackground(positionAfter(record));
-    control.resolve(record.offset);
-    options.onDeadLetter?.({ id, record, error, attempts });
-    return true;
+    pauseFor(record, delay, control);
+    return false;
   }
 
-  /** Applies `items` in order; returns false when it stopped early (closing, revoked or a stopped partition). */
+  /** Applies `items` in order; returns false when it stopped early (closing, revoked, paused or stopped). */
   async function applyAll(items: Decoded[], control: BatchControl): Promise<boolean> {
     let start = 0;
     let end = items.length;
@@ -223,43 +215,17 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           end = start + failure.index;
           continue;
         }
-        const failed = items[start]!.record;
-        const { attempts, firstFailedAt } = retries.failed(failed);
-        if (isPermanent(failure.error) || attempts >= maxAttempts) {
-          if (!(await giveUp(failed, failure.error, attempts, firstFailedAt, control))) return false;
-          retries.settled(failed);
-          start += 1;
-          end = items.length;
-          continue;
-        }
-        // Retry in place after a backoff, with only this partition paused: the others keep flowing meanwhile.
-        const delay = fullJitter(attempts, retryBase, retryCap);
-        logger.warn('apply failed; partition paused until the retry', {
-          topic: failed.topic,
-          partition: failed.partition,
-          offset: failed.offset,
-          attempts,
-          delayMs: delay,
-          ...errorFields(failure.error),
-        });
-        const partition = { topic: failed.topic, partition: failed.partition };
-        control.pause();
-        retries.resumeLater(delay, () => {
-          try {
-            transportConsumer?.resume([partition]);
-          } catch (error) {
-            // revoked meanwhile: its next owner starts from the committed offset
-            logger.debug('resume after backoff failed', errorFields(error));
-          }
-        });
-        return false;
+        if (!(await failed(items[start]!.record, failure.error, control))) return false;
+        start += 1;
+        end = items.length;
+        continue;
       }
       await options.faults?.('consumer:after-db-commit');
       if (options.onOutcome) {
         for (const [index, outcome] of outcomes.entries()) options.onOutcome(range[index]!.event, outcome);
       }
       const last = range.at(-1)!.record;
-      if (!offsetsInTransaction) commitInBackground(nextPosition(range));
+      if (!offsetsInTransaction) settler.commitInBackground(last);
       control.resolve(last.offset);
       retries.settled(last);
       start = end;
@@ -268,10 +234,40 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     return true;
   }
 
-  async function handleBatch(batch: Batch, control: BatchControl): Promise<void> {
+  /** A batch of the dead-letter topic: this group's records go into `dead_letters` at their original coordinates. */
+  async function keepFromDeadLetterTopic(batch: Batch, control: BatchControl): Promise<void> {
+    for (const record of batch.records) {
+      if (groupOf(record) === group) {
+        const original = originalOf(record);
+        const input = { ...original, error: new Error(original.reason), attempts: attemptsOf(record) };
+        if (!(await settler.giveUp(record, input, control.signal))) return;
+      } else if (!(await settler.moveOver(record, control.signal))) return;
+      control.resolve(record.offset);
+    }
+  }
+
+  /**
+   * The records of a batch to apply now: decoded, up to the first that cannot be decoded (`poison`) and, on a retry
+   * topic, up to the first that is not due yet (`waitUntil`); another group's records in a retry topic are passed over.
+   */
+  function prepare(batch: Batch) {
+    const retryStage = retryTopics !== undefined && retryTopics.stageOf(batch.topic).stage !== 0;
     const items: Decoded[] = [];
     let poison: { record: IncomingRecord; error: unknown } | undefined;
+    let waitUntil: { record: IncomingRecord; due: number } | undefined;
+    let others: IncomingRecord | undefined;
     for (const record of batch.records) {
+      if (retryStage) {
+        if (groupOf(record) !== group) {
+          if (items.length === 0) others = record;
+          continue;
+        }
+        const due = dueOf(record);
+        if (due > Date.now()) {
+          waitUntil = { record, due };
+          break;
+        }
+      }
       try {
         items.push({ event: decodeEvent(record), record });
       } catch (error) {
@@ -279,8 +275,21 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         break;
       }
     }
-    const completed = await applyAll(items, control);
-    if (completed && poison) await giveUp(poison.record, poison.error, 1, new Date(), control);
+    return { items, poison, waitUntil, others };
+  }
+
+  async function handleBatch(batch: Batch, control: BatchControl): Promise<void> {
+    if (retryTopics?.stageOf(batch.topic).stage === 'dlt') return keepFromDeadLetterTopic(batch, control);
+    const { items, poison, waitUntil, others } = prepare(batch);
+    // Another group's records before the first of ours are moved over; those between ours go with our next commit.
+    if (others && !(await settler.moveOver(others, control.signal))) return;
+    if (others) control.resolve(others.offset);
+    if (!(await applyAll(items, control))) return;
+    if (poison) await failed(poison.record, poison.error, control);
+    else if (waitUntil) {
+      // A retry topic's head is not due: pause its partition until it is; never sleep holding it.
+      pauseFor(waitUntil.record, waitUntil.due - Date.now(), control);
+    }
   }
 
   const consumer: EffectivelyConsumer = {
@@ -289,9 +298,10 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       starting ??= (async () => {
         // Redrive reads this to refuse replays older than the dedup window.
         await db.query(groupSettings, [group, options.retention?.keepMs ?? null]);
+        const topics = retryTopics ? await createRetryTopics(retryTopics) : options.topics;
         transportConsumer = options.transport.consumer({
           group,
-          topics: options.topics,
+          topics,
           maxBatchSize,
           fromBeginning: options.fromBeginning ?? true,
           ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
@@ -302,6 +312,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           (options.offsetsInTransaction ?? true) &&
           Boolean(transportConsumer.commitWithin && transportConsumer.usesDb?.(db));
         await transportConsumer.run(handleBatch);
+        drainer?.start();
         if (options.retention) {
           const { keepMs, everyMs = 60_000 } = options.retention;
           purgeTimer = setInterval(() => {
@@ -320,9 +331,11 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         retries.close();
         await starting?.catch(() => undefined);
         // The transport waits for the batch in flight and flushes its pending offset commits before it disconnects.
-        if (transportConsumer && !(await within(transportConsumer.close(), timeoutMs))) {
+        const closed = Promise.all([transportConsumer?.close(), drainer?.close()]);
+        if (!(await within(closed, timeoutMs))) {
           logger.warn('consumer close timed out waiting for the in-flight batch', { timeoutMs });
         }
+        await producer?.close();
       })();
       return closing;
     },

@@ -4,6 +4,7 @@ import type { CloseOptions } from '../lifecycle.ts';
 import type { FaultInjector } from '../observability/faults.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IncomingRecord, Transport } from '../transport/port.ts';
+import type { RetryTopicsOptions } from './retry-topics.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
 
 /** Options of `createConsumer()`; defaults are given on each field. */
@@ -56,6 +57,21 @@ export interface ConsumerOptions {
    * the separate offset commit after the database commit (duplicates then absorbed by the dedup rows).
    */
   offsetsInTransaction?: boolean;
+  /**
+   * Non-blocking retries (off by default: failures are retried in place). A failing record is forwarded to
+   * `<topic>-retry-1..n` (delays `delaysMs`, default 1 s, 4 s, 16 s), then to `<topic>-dlt`, whose records this consumer
+   * keeps in `dead_letters`; the partition moves on at once. `maxAttempts` then does not apply: a record gets one attempt
+   * per topic of the chain. A retry topic's partition is paused, never slept on, until its head record is due.
+   */
+  retryTopics?: RetryTopicsOptions;
+  /**
+   * Key-ordered retries (default false): while a record of key K is in retry or dead, later records of K from the main
+   * topic are parked (in `parked_records`) instead of overtaking it, and applied in order once it is applied, redriven or
+   * discarded. Other keys keep flowing. Records without a key or without a valid event id never hold a key.
+   */
+  keyOrdered?: boolean;
+  /** How often a key-ordered consumer looks for released holds besides right after releasing one (default 1000 ms). */
+  drainIntervalMs?: number;
   /** Testing only: named crash points. */
   faults?: FaultInjector;
 }

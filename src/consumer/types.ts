@@ -1,8 +1,11 @@
 import type { Queryable } from '../db/port.ts';
 import type { Event } from '../envelope/event.ts';
 
-/** What became of one event: its effect was applied, it had been applied before, or a newer version already was. */
-export type Outcome = 'applied' | 'duplicate' | 'stale';
+/**
+ * What became of one event: its effect was applied, it had been applied before, a newer version already was, or (with
+ * `keyOrdered`) it waits behind an earlier event of its key that is in retry or dead.
+ */
+export type Outcome = 'applied' | 'duplicate' | 'stale' | 'parked';
 
 export interface HandlerContext {
   /** The consumer's transaction: the dedup row and everything written here commit together, or not at all. */

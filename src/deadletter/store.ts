@@ -136,6 +136,9 @@ export function deadLetterStore(options: { schema?: string } = {}) {
         error: unknown;
         attempts: number;
         firstFailedAt: Date;
+        /** The code and reason when they come from elsewhere than `error` (a dead-letter topic's headers). */
+        code?: string;
+        reason?: string;
       },
     ): Promise<string | undefined> {
       const { record } = input;
@@ -150,8 +153,8 @@ export function deadLetterStore(options: { schema?: string } = {}) {
         record.key?.toString('utf8') ?? null,
         JSON.stringify(headers),
         record.value,
-        codeOf(input.error),
-        reasonOf(input.error),
+        input.code ?? codeOf(input.error),
+        input.reason ?? reasonOf(input.error),
         input.attempts,
         input.firstFailedAt,
       ]);

@@ -1,0 +1,130 @@
+import type { Queryable } from '../../db/port.ts';
+import { loadSqlSet } from '../../db/sql.ts';
+import type { Event } from '../../envelope/event.ts';
+import type { IncomingRecord } from '../../transport/port.ts';
+
+const files = {
+  holds: 'holds.sql',
+  park: 'park.sql',
+  hold: 'hold.sql',
+  release: 'release.sql',
+  released: 'released.sql',
+  nextParked: 'next-parked.sql',
+  unpark: 'unpark.sql',
+  dropHold: 'drop-hold.sql',
+};
+
+interface ParkedRow extends Record<string, unknown> {
+  id: string | null;
+  partition: number | null;
+  offset: string | null;
+  headers: Record<string, string> | null;
+  payload: Buffer | null;
+  ts: number | null;
+}
+
+/** A parked record handed back by `nextParked`, with the id to `unpark` once it was dealt with. */
+export interface Parked {
+  id: string;
+  record: IncomingRecord;
+}
+
+/**
+ * Key-ordered retries. While a record of key K is in retry or dead (the holder), later records of K from the main topic
+ * are parked in `parked_records` inside the batch's transaction instead of overtaking it; their offsets move on since
+ * the database holds them. When the holder is applied (from a retry topic, or redriven) or discarded, the hold is
+ * released and the parked records are applied in their order, one transaction each, before the hold goes. A parked
+ * record that fails becomes the new holder. Holds and parks take row locks on the hold, so a drain and a batch of the
+ * same key never interleave.
+ */
+export class KeyOrder {
+  readonly #sql: Record<keyof typeof files, string>;
+
+  constructor(
+    schema: string,
+    readonly group: string,
+  ) {
+    this.#sql = loadSqlSet(import.meta.url, files, schema);
+  }
+
+  /**
+   * In the batch's transaction: parks the records whose key is held by another event; returns their indexes. The holder
+   * itself (a redrive) passes and is applied, which releases the hold.
+   */
+  async park(tx: Queryable, topic: string, items: { event: Event; record: IncomingRecord }[]): Promise<Set<number>> {
+    const keys = [...new Set(items.map((item) => item.record.key?.toString('utf8')).filter((k) => k !== undefined))];
+    const parked = new Set<number>();
+    if (keys.length === 0) return parked;
+    const { rows } = await tx.query<{ key: string; holder: string }>(this.#sql.holds, [this.group, topic, keys]);
+    if (rows.length === 0) return parked;
+    const holders = new Map(rows.map((row) => [row.key, row.holder]));
+    for (const [index, { event, record }] of items.entries()) {
+      const key = record.key?.toString('utf8');
+      const holder = key === undefined ? undefined : holders.get(key);
+      if (holder === undefined || holder === event.id) continue;
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(record.headers)) headers[name] = value.toString('base64');
+      await tx.query(this.#sql.park, [
+        this.group,
+        topic,
+        key,
+        record.partition,
+        record.offset,
+        event.id,
+        JSON.stringify(headers),
+        record.value,
+      ]);
+      parked.add(index);
+    }
+    return parked;
+  }
+
+  /** In the transaction that gave up on (forwarded or dead-lettered) a record of the main topic: holds its key. */
+  async hold(tx: Queryable, record: IncomingRecord, eventId: string): Promise<void> {
+    const key = record.key?.toString('utf8');
+    if (key !== undefined) await tx.query(this.#sql.hold, [this.group, record.topic, key, eventId]);
+  }
+
+  /** In the transaction that applied `eventIds`: the holds they were holders of are released. */
+  async release(tx: Queryable, eventIds: string[]): Promise<number> {
+    if (eventIds.length === 0) return 0;
+    return (await tx.query(this.#sql.release, [this.group, eventIds])).rowCount ?? 0;
+  }
+
+  /** Released holds with records still to apply. */
+  async released(db: Queryable): Promise<{ topic: string; key: string }[]> {
+    return (await db.query<{ topic: string; key: string }>(this.#sql.released, [this.group])).rows;
+  }
+
+  /**
+   * In a drain transaction: locks a released hold and returns its oldest parked record; when nothing is parked any more
+   * the hold is dropped and `undefined` returned. Undefined as well when the hold is gone or held again.
+   */
+  async nextParked(tx: Queryable, topic: string, key: string): Promise<Parked | undefined> {
+    const { rows } = await tx.query<ParkedRow>(this.#sql.nextParked, [this.group, topic, key]);
+    const row = rows[0];
+    if (!row) return undefined;
+    if (row.id === null) {
+      await tx.query(this.#sql.dropHold, [this.group, topic, key]);
+      return undefined;
+    }
+    const headers: Record<string, Buffer> = {};
+    for (const [name, value] of Object.entries(row.headers ?? {})) headers[name] = Buffer.from(value, 'base64');
+    return {
+      id: row.id,
+      record: {
+        topic,
+        partition: row.partition!,
+        offset: row.offset!,
+        key: Buffer.from(key),
+        value: row.payload,
+        headers,
+        timestamp: row.ts ?? Date.now(),
+      },
+    };
+  }
+
+  async unpark(tx: Queryable, id: string): Promise<void> {
+    await tx.query(this.#sql.unpark, [id]);
+  }
+}

@@ -1,0 +1,1 @@
+DELETE FROM :schema.parked_records WHERE id = $1

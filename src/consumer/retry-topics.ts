@@ -1,0 +1,148 @@
+import { EffectivelyError, ErrorCodes } from '../errors.ts';
+import type { IncomingRecord, OutgoingRecord } from '../transport/port.ts';
+
+/**
+ * Non-blocking retries: a record that fails is forwarded to `<topic>-retry-1`, then `-retry-2`, … each with its own
+ * delay, then to `<topic>-dlt`, and its offset moves on at once. The forwarded record keeps its key, value and headers
+ * (so its event id) and gains the `effectively-*` headers below. Retry topics are shared by every group reading the
+ * topic: each group takes only the records it forwarded itself (`effectively-group`).
+ */
+export const RetryHeaders = {
+  attempt: 'effectively-attempt',
+  due: 'effectively-due',
+  group: 'effectively-group',
+  originalTopic: 'effectively-original-topic',
+  originalPartition: 'effectively-original-partition',
+  originalOffset: 'effectively-original-offset',
+  originalTimestamp: 'effectively-original-timestamp',
+  firstFailedAt: 'effectively-first-failed-at',
+  errorClass: 'effectively-error-class',
+  errorCode: 'effectively-error-code',
+  errorMessage: 'effectively-error-message',
+  errorStack: 'effectively-error-stack',
+} as const;
+
+const prefix = 'effectively-';
+const maxStack = 2000;
+const maxMessage = 2000;
+
+export interface RetryTopicsOptions {
+  /** Delay of each retry topic, in order: `<topic>-retry-1` waits the first (default 1 s, 4 s, 16 s). */
+  delaysMs?: number[];
+  /** Create the retry topics and `<topic>-dlt` on start, with the partitions of the main topic (default true). */
+  create?: boolean;
+}
+
+/** Where a topic sits in the chain: the main topic (stage 0), a retry topic (1..n), or the dead-letter topic. */
+export interface Stage {
+  main: string;
+  stage: number | 'dlt';
+}
+
+export function retryTopicName(topic: string, stage: number): string {
+  return `${topic}-retry-${stage}`;
+}
+
+export function deadLetterTopicName(topic: string): string {
+  return `${topic}-dlt`;
+}
+
+export class RetryTopics {
+  readonly delaysMs: number[];
+  readonly #stages = new Map<string, Stage>();
+
+  constructor(topics: string[], options: RetryTopicsOptions) {
+    this.delaysMs = options.delaysMs ?? [1000, 4000, 16_000];
+    for (const main of topics) {
+      this.#stages.set(main, { main, stage: 0 });
+      for (let stage = 1; stage <= this.delaysMs.length; stage++)
+        this.#stages.set(retryTopicName(main, stage), { main, stage });
+      this.#stages.set(deadLetterTopicName(main), { main, stage: 'dlt' });
+    }
+  }
+
+  /** Every topic a consumer of `topics` subscribes to: the main ones, their retry topics and dead-letter topics. */
+  subscriptions(): string[] {
+    return [...this.#stages.keys()];
+  }
+
+  stageOf(topic: string): Stage {
+    return this.#stages.get(topic) ?? { main: topic, stage: 0 };
+  }
+
+  /** The record forwarded after failed attempt number `attempts`: the next retry topic, or the dead-letter topic. */
+  forward(record: IncomingRecord, error: unknown, attempts: number, group: string, now = Date.now()): OutgoingRecord {
+    const { main } = this.stageOf(record.topic);
+    const permanent = error instanceof EffectivelyError && !error.retryable;
+    const next = permanent || attempts > this.delaysMs.length ? null : attempts;
+    const headers: Record<string, string | Buffer> = { ...record.headers };
+    const fromMain = !headers[RetryHeaders.originalTopic];
+    if (fromMain) {
+      headers[RetryHeaders.originalTopic] = record.topic;
+      headers[RetryHeaders.originalPartition] = String(record.partition);
+      headers[RetryHeaders.originalOffset] = record.offset;
+      headers[RetryHeaders.originalTimestamp] = String(record.timestamp);
+      headers[RetryHeaders.firstFailedAt] = String(now);
+    }
+    const failure = error instanceof Error ? error : new Error(String(error));
+    headers[RetryHeaders.attempt] = String(attempts);
+    headers[RetryHeaders.due] = String(next === null ? now : now + this.delaysMs[next - 1]!);
+    headers[RetryHeaders.group] = group;
+    headers[RetryHeaders.errorClass] = failure.name;
+    headers[RetryHeaders.errorCode] = error instanceof EffectivelyError ? error.code : ErrorCodes.EFF_HANDLER_FAILED;
+    headers[RetryHeaders.errorMessage] = failure.message.slice(0, maxMessage);
+    headers[RetryHeaders.errorStack] = (failure.stack ?? '').slice(0, maxStack);
+    return {
+      topic: next === null ? deadLetterTopicName(main) : retryTopicName(main, next),
+      key: record.key?.toString('utf8') ?? null,
+      value: record.value,
+      headers,
+    };
+  }
+}
+
+function header(record: IncomingRecord, name: string): string | undefined {
+  return record.headers[name]?.toString('utf8');
+}
+
+/** Attempts already made on a forwarded record (0 for a record of the main topic). */
+export function attemptsOf(record: IncomingRecord): number {
+  return Number(header(record, RetryHeaders.attempt) ?? 0) || 0;
+}
+
+/** When a forwarded record may be tried again (ms since epoch; 0 when it carries no due time). */
+export function dueOf(record: IncomingRecord): number {
+  return Number(header(record, RetryHeaders.due) ?? 0) || 0;
+}
+
+export function groupOf(record: IncomingRecord): string | undefined {
+  return header(record, RetryHeaders.group);
+}
+
+/**
+ * The record as its producer wrote it, at its original coordinates, without the forwarding headers: what the
+ * dead-letter store keeps and a redrive republishes.
+ */
+export function originalOf(record: IncomingRecord): {
+  record: IncomingRecord;
+  firstFailedAt: Date;
+  code: string;
+  reason: string;
+} {
+  const headers: Record<string, Buffer> = {};
+  for (const [name, value] of Object.entries(record.headers)) if (!name.startsWith(prefix)) headers[name] = value;
+  const firstFailedAt = Number(header(record, RetryHeaders.firstFailedAt));
+  return {
+    record: {
+      ...record,
+      topic: header(record, RetryHeaders.originalTopic) ?? record.topic,
+      partition: Number(header(record, RetryHeaders.originalPartition) ?? record.partition),
+      offset: header(record, RetryHeaders.originalOffset) ?? record.offset,
+      timestamp: Number(header(record, RetryHeaders.originalTimestamp) ?? record.timestamp),
+      headers,
+    },
+    firstFailedAt: Number.isFinite(firstFailedAt) ? new Date(firstFailedAt) : new Date(),
+    code: header(record, RetryHeaders.errorCode) ?? ErrorCodes.EFF_HANDLER_FAILED,
+    reason: `${header(record, RetryHeaders.errorClass) ?? 'Error'}: ${header(record, RetryHeaders.errorMessage) ?? 'unknown'}`,
+  };
+}

@@ -1,0 +1,159 @@
+import type { Db, Queryable } from '../db/port.ts';
+import type { DeadLetterStore } from '../deadletter/store.ts';
+import { isUuid } from '../envelope/uuidv7.ts';
+import { errorFields, type Logger } from '../observability/logger.ts';
+import { fullJitter, sleep } from '../observability/sleep.ts';
+import type { Consumer, IncomingRecord, Producer } from '../transport/port.ts';
+import { positionAfter } from '../transport/position.ts';
+import type { KeyOrder } from './key-order/key-order.ts';
+import type { ConsumerOptions } from './options.ts';
+import type { RetryTopics } from './retry-topics.ts';
+
+/** What the consumer knows once it runs, and what settling a record needs of it. */
+export interface SettleContext {
+  db: Db;
+  group: string;
+  logger: Logger;
+  store: DeadLetterStore;
+  keyOrder: KeyOrder | undefined;
+  retryTopics: RetryTopics | undefined;
+  backoff: { baseMs: number; capMs: number };
+  transportConsumer: () => Consumer;
+  producer: () => Producer;
+  offsetsInTransaction: () => boolean;
+  onDeadLetter: ConsumerOptions['onDeadLetter'];
+}
+
+/** What a dead letter keeps: the record as produced, and why it failed. */
+export interface KeepInput {
+  record: IncomingRecord;
+  error: unknown;
+  attempts: number;
+  firstFailedAt: Date;
+  code?: string;
+  reason?: string;
+}
+
+/** What is moved past: a record of the transport (its offset), or a parked record (its row in `parked_records`). */
+export type Consumed = IncomingRecord | { parkedId: string };
+
+export function eventIdOf(record: IncomingRecord): string | null {
+  const id = record.headers.ce_id?.toString();
+  return isUuid(id) ? id!.toLowerCase() : null;
+}
+
+/**
+ * The ways a consumer moves past a record it could not apply, each of them recorded before the offset moves on, and
+ * each retried until it succeeds (nothing is skipped unrecorded): keep it as a dead letter, or forward it to the next
+ * retry topic (or the dead-letter topic). The offset moves in the same transaction when the log is in this database.
+ */
+export class Settler {
+  constructor(readonly ctx: SettleContext) {}
+
+  /**
+   * Runs `work` and moves past `consumed` (its offset; or, for a parked record, its parked row), retrying until it
+   * commits; false when stopped first.
+   */
+  async #settle(consumed: Consumed, signal: AbortSignal, work: (tx: Queryable) => Promise<void>) {
+    const moveOffset = !('parkedId' in consumed);
+    const { db, logger, backoff } = this.ctx;
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) return false;
+      try {
+        await db.transaction(async (tx) => {
+          await work(tx);
+          if (!moveOffset) await this.ctx.keyOrder!.unpark(tx, consumed.parkedId);
+          else if (this.ctx.offsetsInTransaction())
+            await this.ctx.transportConsumer().commitWithin!(tx, [positionAfter(consumed)]);
+        });
+        break;
+      } catch (error) {
+        logger.warn('could not record a failed record; retrying', errorFields(error));
+        await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
+      }
+    }
+    if (moveOffset && !this.ctx.offsetsInTransaction()) this.commitInBackground(consumed);
+    return true;
+  }
+
+  /** The offset commit after the database commit does not hold up the next batch; a lost one means a deduplicated redelivery. */
+  commitInBackground(record: IncomingRecord): void {
+    this.ctx
+      .transportConsumer()
+      .commit([positionAfter(record)])
+      .catch((error: unknown) => {
+        this.ctx.logger.warn('offset commit failed; records may be redelivered (deduplicated)', errorFields(error));
+      });
+  }
+
+  /** Moves past a record this group has nothing to do with (another group's record in a shared retry topic). */
+  moveOver(consumed: IncomingRecord, signal: AbortSignal): Promise<boolean> {
+    return this.#settle(consumed, signal, async () => undefined);
+  }
+
+  /**
+   * Keeps `input.record` as a dead letter (holding its key when key-ordered) and moves past `consumed` (the same record,
+   * or its copy on the dead-letter topic).
+   */
+  async giveUp(consumed: Consumed, input: KeepInput, signal: AbortSignal): Promise<boolean> {
+    const { group, store, keyOrder, logger } = this.ctx;
+    const eventId = eventIdOf(input.record);
+    let id: string | undefined;
+    const done = await this.#settle(consumed, signal, async (tx) => {
+      id = await store.keep(tx, { consumer: group, eventId, ...input });
+      if (keyOrder && eventId) await keyOrder.hold(tx, input.record, eventId);
+    });
+    if (!done) return false;
+    const { record, error, attempts } = input;
+    logger.error('record dead-lettered', {
+      topic: record.topic,
+      partition: record.partition,
+      offset: record.offset,
+      group,
+      attempts,
+      deadLetterId: id,
+      ...(input.reason ? { error: input.reason, code: input.code } : errorFields(error)),
+    });
+    this.ctx.onDeadLetter?.({ id, record, error, attempts });
+    return true;
+  }
+
+  /**
+   * Forwards `record` to its next retry topic (or the dead-letter topic) after failed attempt `attempts`, holding its key
+   * when key-ordered, and moves past it. A crash between the send and the offset only forwards it twice: the copies
+   * share the event id, so the dedup rows (or the dead-letter row's coordinates) absorb the second.
+   */
+  async forward(
+    record: IncomingRecord,
+    error: unknown,
+    attempts: number,
+    signal: AbortSignal,
+    consumed: Consumed = record,
+  ): Promise<boolean> {
+    const { group, keyOrder, retryTopics, logger, backoff } = this.ctx;
+    const outgoing = retryTopics!.forward(record, error, attempts, group);
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) return false;
+      try {
+        await this.ctx.producer().send([outgoing]);
+        break;
+      } catch (sendError) {
+        logger.warn('could not forward a failed record; retrying', { to: outgoing.topic, ...errorFields(sendError) });
+        await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
+      }
+    }
+    const eventId = eventIdOf(record);
+    const fromMain = retryTopics!.stageOf(record.topic).stage === 0;
+    logger.warn('apply failed; record forwarded', {
+      topic: record.topic,
+      partition: record.partition,
+      offset: record.offset,
+      to: outgoing.topic,
+      attempts,
+      ...errorFields(error),
+    });
+    return this.#settle(consumed, signal, async (tx) => {
+      if (keyOrder && eventId && fromMain) await keyOrder.hold(tx, record, eventId);
+    });
+  }
+}
