@@ -73,7 +73,13 @@ interface Row extends Record<string, unknown> {
   status: DeadLetterStatus;
 }
 
-const files = { insert: 'insert.sql', list: 'list.sql', mark: 'mark.sql', beyondRetention: 'beyond-retention.sql' };
+const files = {
+  insert: 'insert.sql',
+  list: 'list.sql',
+  mark: 'mark.sql',
+  discard: 'discard.sql',
+  beyondRetention: 'beyond-retention.sql',
+};
 const maxReason = 2000;
 
 function codeOf(error: unknown): string {
@@ -212,10 +218,13 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       return done;
     },
 
-    /** Marks dead letters discarded: a decision taken, not a loss in silence. */
+    /**
+     * Marks dead letters discarded: a decision taken, not a loss in silence. Keys they held (key-ordered consumers) are
+     * released, so what was parked behind them is applied.
+     */
     async discard(db: Queryable, ids: string[]): Promise<number> {
-      const result = await db.query(sql.mark, [ids, 'discarded']);
-      return result.rowCount ?? 0;
+      const { rows } = await db.query<{ discarded: number }>(sql.discard, [ids]);
+      return rows[0]?.discarded ?? 0;
     },
   };
 }
