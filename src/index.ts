@@ -1,5 +1,14 @@
 // The public API of effectively. Nothing else is public.
 
+// backpressure
+export {
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitState,
+  type CircuitStateChange,
+  createCircuitBreaker,
+} from './backpressure/circuit-breaker.ts';
+export { createRateLimiter, type RateLimiter, type RateLimiterOptions } from './backpressure/rate-limiter.ts';
 // consumer
 export { type ConsumerOptions, createConsumer, type EffectivelyConsumer } from './consumer/consumer.ts';
 export { ledgerEntry, upsert, versionGuard } from './consumer/patterns.ts';
@@ -31,6 +40,33 @@ export {
   type DeadLetterStore,
   deadLetterStore,
 } from './deadletter/store.ts';
+// effects (scheduled in the handler's transaction, performed by a sender)
+export {
+  createEffects,
+  type Effect,
+  type EffectFilter,
+  type EffectStatus,
+  type Effects,
+  type EffectsOptions,
+  type ScheduleInput,
+} from './effects/ledger.ts';
+export {
+  type EffectLookup,
+  type EffectProvider,
+  type PendingEffect,
+  type ProviderCallContext,
+  ProviderError,
+  type ProviderErrorOptions,
+  type ProviderFailure,
+  type ProviderResult,
+} from './effects/provider.ts';
+export {
+  createSender,
+  type Sender,
+  type SenderFaultPoint,
+  type SenderOptions,
+  type SenderStats,
+} from './effects/sender.ts';
 // envelope
 export { decodeEvent, encodeEvent } from './envelope/cloudevents.ts';
 export { createEvent, type Event, type NewEvent } from './envelope/event.ts';

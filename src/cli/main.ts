@@ -1,18 +1,21 @@
-// effectively <command> — migrate | relay | dlq. One file per command; this one only dispatches.
+// effectively <command> — migrate | relay | dlq | schema. One file per command; this one only dispatches.
 import { parseArgs } from 'node:util';
 import { pgDb } from '../db/pg.ts';
 import { dlqCommand } from './dlq.ts';
 import { migrateCommand } from './migrate.ts';
 import { relayCommand } from './relay.ts';
+import { schemaCommand } from './schema.ts';
 
 const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_BROKERS)
   migrate [--schema s]                         apply the library's migrations
   relay   [--schema s] [--shards n]            publish the outbox to Kafka until SIGINT/SIGTERM
+  schema check --format avro|json --level L --old f... --new f   offline compatibility check (no database)
   dlq list|show|redrive|discard [filters]      dead letters: --consumer --topic --code --ids --status --since
                                                --until --limit, --transport kafka|postgres (redrive), --dry-run,
                                                --force (redrive beyond the dedup retention), --json`;
 
 const [command, ...rest] = process.argv.slice(2);
+if (command === 'schema') process.exit(schemaCommand(rest)); // offline: needs neither a database nor a broker
 const { values, positionals } = parseArgs({
   args: rest,
   allowPositionals: true,

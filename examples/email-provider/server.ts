@@ -1,0 +1,251 @@
+// A reference e-mail provider for the examples and tests: a small HTTP service (node:http) that honours an
+// `Idempotency-Key` header the way payment and e-mail APIs do (same key: the same response again, no second send),
+// counts every real send, and can be told to answer 503, time out, or answer 429 with Retry-After for a while.
+//
+//   POST   /emails                 {"to","subject","text"} + Idempotency-Key  → 201 {"id","to","status":"sent"}
+//   GET    /emails/by-key/:key     the stored response for a key, or 404 (a lookup for in-doubt calls)
+//   POST   /admin/faults           a FaultSpec as JSON → 204       DELETE /admin/faults → 204 (healthy again)
+//   GET    /admin/stats            {"sends","requests","replays","byKey"}
+//
+// Run alone: `PORT=8025 node --import tsx examples/email-provider/server.ts`.
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+
+export type FaultMode = 'unavailable' | 'timeout' | 'rate-limited';
+
+/** How the provider misbehaves, and for how long. */
+export interface FaultSpec {
+  /** `unavailable`: 503 without sending. `rate-limited`: 429 without sending. `timeout`: no answer (see `sendFirst`). */
+  mode: FaultMode;
+  /** For this long (ms), then healthy again (default: until `heal`, unless `times` is given). */
+  forMs?: number;
+  /** For this many requests to POST /emails, then healthy again. */
+  times?: number;
+  /** The `Retry-After` header of a 429 or 503, in seconds (default 1 for 429, none for 503). */
+  retryAfterSeconds?: number;
+  /** `timeout`: send the e-mail, then never answer, like a provider whose response is lost (default true). */
+  sendFirst?: boolean;
+}
+
+export interface EmailSend {
+  id: string;
+  idempotencyKey: string | null;
+  to: string;
+  subject: string;
+}
+
+export interface EmailProvider {
+  /** Base URL, e.g. `http://127.0.0.1:40123`. */
+  readonly url: string;
+  /** Real sends: what a recipient would receive. */
+  readonly sends: number;
+  /** POST /emails requests, replays and refusals included. */
+  readonly requests: number;
+  /** Requests answered from the idempotency store (no send). */
+  readonly replays: number;
+  /** Every real send, in order. */
+  readonly sent: readonly EmailSend[];
+  /** Real sends per idempotency key. */
+  sendsFor(idempotencyKey: string): number;
+  fail(fault: FaultSpec): void;
+  heal(): void;
+  close(): Promise<void>;
+}
+
+export interface EmailProviderOptions {
+  /** Default 0: any free port. */
+  port?: number;
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** The clock for `forMs` (default `Date.now`). */
+  now?: () => number;
+}
+
+interface Stored {
+  status: number;
+  body: string;
+  /** Hash of the request body: the same key with another body is refused (422). */
+  request: string;
+  done: boolean;
+}
+
+const maxBody = 1_000_000;
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBody) request.destroy(new Error('body too large'));
+      else chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function reply(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(text);
+}
+
+export async function startEmailProvider(options: EmailProviderOptions = {}): Promise<EmailProvider> {
+  const now = options.now ?? Date.now;
+  const store = new Map<string, Stored>();
+  const sent: EmailSend[] = [];
+  const perKey = new Map<string, number>();
+  const held = new Set<ServerResponse>();
+  let fault: (FaultSpec & { until?: number }) | undefined;
+  let requests = 0;
+  let replays = 0;
+
+  /** The fault this request meets, if any (and counts it against `times`). */
+  function activeFault(): FaultSpec | undefined {
+    if (!fault) return undefined;
+    if (fault.until !== undefined && now() >= fault.until) fault = undefined;
+    else if (fault.times !== undefined && fault.times <= 0) fault = undefined;
+    if (fault?.times !== undefined) fault.times -= 1;
+    return fault;
+  }
+
+  function hold(response: ServerResponse): void {
+    held.add(response);
+    response.on('close', () => held.delete(response));
+  }
+
+  function send(key: string | null, message: { to: string; subject: string }): Stored['body'] {
+    const id = `msg_${String(sent.length + 1).padStart(6, '0')}`;
+    sent.push({ id, idempotencyKey: key, to: message.to, subject: message.subject });
+    if (key !== null) perKey.set(key, (perKey.get(key) ?? 0) + 1);
+    return JSON.stringify({ id, to: message.to, status: 'sent' });
+  }
+
+  async function postEmail(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    requests += 1;
+    const text = await readBody(request);
+    const header = request.headers['idempotency-key'];
+    const key = typeof header === 'string' && header !== '' ? header : null;
+    const current = activeFault();
+    if (current?.mode === 'rate-limited') {
+      return reply(response, 429, { error: 'rate_limited' }, { 'retry-after': String(current.retryAfterSeconds ?? 1) });
+    }
+    if (current?.mode === 'unavailable') {
+      const headers: Record<string, string> =
+        current.retryAfterSeconds === undefined ? {} : { 'retry-after': String(current.retryAfterSeconds) };
+      return reply(response, 503, { error: 'unavailable' }, headers);
+    }
+    const hash = createHash('sha256').update(text).digest('hex');
+    const previous = key === null ? undefined : store.get(key);
+    if (previous && previous.request !== hash) return reply(response, 422, { error: 'idempotency_key_reused' });
+    if (previous && !previous.done) return reply(response, 409, { error: 'idempotent_request_in_progress' });
+    if (previous) {
+      replays += 1;
+      response.writeHead(previous.status, { 'content-type': 'application/json', 'idempotent-replayed': 'true' });
+      response.end(previous.body);
+      return;
+    }
+    let message: { to?: unknown; subject?: unknown };
+    try {
+      message = JSON.parse(text) as typeof message;
+    } catch {
+      return reply(response, 400, { error: 'invalid_json' });
+    }
+    if (typeof message.to !== 'string' || !message.to.includes('@') || typeof message.subject !== 'string') {
+      // Not stored: a corrected request with the same key may still go (as the big APIs do for validation errors).
+      return reply(response, 422, { error: 'invalid_recipient_or_subject' });
+    }
+    const entry: Stored = { status: 201, body: '', request: hash, done: false };
+    if (key !== null) store.set(key, entry);
+    if (current?.mode === 'timeout' && current.sendFirst === false) {
+      if (key !== null) store.delete(key);
+      hold(response);
+      return;
+    }
+    entry.body = send(key, { to: message.to, subject: message.subject });
+    entry.done = true;
+    if (current?.mode === 'timeout') {
+      // Sent, but the answer never comes: the caller cannot tell whether it went.
+      hold(response);
+      return;
+    }
+    response.writeHead(entry.status, { 'content-type': 'application/json' });
+    response.end(entry.body);
+  }
+
+  async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? '/', 'http://provider').pathname;
+    if (request.method === 'POST' && path === '/emails') return postEmail(request, response);
+    if (request.method === 'GET' && path.startsWith('/emails/by-key/')) {
+      const stored = store.get(decodeURIComponent(path.slice('/emails/by-key/'.length)));
+      if (!stored?.done) return reply(response, 404, { error: 'not_found' });
+      response.writeHead(stored.status, { 'content-type': 'application/json' });
+      response.end(stored.body);
+      return;
+    }
+    if (path === '/admin/faults' && request.method === 'POST') {
+      provider.fail(JSON.parse(await readBody(request)) as FaultSpec);
+      return reply(response, 204, undefined);
+    }
+    if (path === '/admin/faults' && request.method === 'DELETE') {
+      provider.heal();
+      return reply(response, 204, undefined);
+    }
+    if (path === '/admin/stats' && request.method === 'GET') {
+      return reply(response, 200, { sends: sent.length, requests, replays, byKey: Object.fromEntries(perKey) });
+    }
+    reply(response, 404, { error: 'not_found' });
+  }
+
+  const server = createServer((request, response) => {
+    route(request, response).catch((error: unknown) => {
+      if (!response.headersSent) reply(response, 500, { error: String(error) });
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve);
+  });
+  const address = server.address() as AddressInfo;
+
+  const provider: EmailProvider = {
+    url: `http://${address.address}:${address.port}`,
+    get sends() {
+      return sent.length;
+    },
+    get requests() {
+      return requests;
+    },
+    get replays() {
+      return replays;
+    },
+    sent,
+    sendsFor: (key) => perKey.get(key) ?? 0,
+    fail(spec) {
+      if (!['unavailable', 'timeout', 'rate-limited'].includes(spec.mode)) throw new Error(`unknown mode ${spec.mode}`);
+      fault = spec.forMs === undefined ? { ...spec } : { ...spec, until: now() + spec.forMs };
+    },
+    heal() {
+      fault = undefined;
+    },
+    async close() {
+      for (const response of held) response.destroy();
+      held.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return provider;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const provider = await startEmailProvider({ port: Number(process.env.PORT ?? 8025) });
+  process.stdout.write(`email provider listening on ${provider.url}\n`);
+  const stop = () => void provider.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

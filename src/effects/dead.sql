@@ -1,0 +1,4 @@
+-- Given up: a permanent failure, or `maxAttempts` spent. Kept (with why) for an alert, a look and maybe a revive.
+UPDATE :schema.effects
+   SET status = 'dead', lease_id = NULL, last_code = $3, last_error = $4, updated_at = now()
+ WHERE id = $1::uuid AND lease_id = $2::uuid AND status = 'pending'

@@ -1,0 +1,147 @@
+import { assertIdentifier } from '../db/identifiers.ts';
+import type { Queryable } from '../db/port.ts';
+import { loadSqlSet } from '../db/sql.ts';
+import { uuidv7 } from '../envelope/uuidv7.ts';
+import { invalidOptions } from '../errors.ts';
+
+export type EffectStatus = 'pending' | 'done' | 'dead';
+
+/** A row of the effects ledger. */
+export interface Effect {
+  /** Also the idempotency key of every call for it. */
+  id: string;
+  key: string;
+  kind: string;
+  payload: unknown;
+  status: EffectStatus;
+  attempts: number;
+  nextAttemptAt: Date;
+  inDoubt: boolean;
+  /** The code of the last failure (`EFF_PROVIDER_*`), null once done. */
+  lastCode: string | null;
+  lastError: string | null;
+  /** The provider's own id for what it did (a message id). */
+  providerRef: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ScheduleInput {
+  /** The business key (an order id): one effect per (key, kind), however often it is scheduled. */
+  key: string;
+  /** What to do for it (`email:confirmation`): senders pick the kinds they perform. */
+  kind: string;
+  /** Whatever the provider needs, as JSON. The first schedule's payload wins; later ones change nothing. */
+  payload: unknown;
+  /** Not sent before this (default: at once). */
+  notBefore?: Date;
+}
+
+export interface EffectFilter {
+  ids?: string[];
+  status?: EffectStatus;
+  kind?: string;
+  key?: string;
+  /** Most rows (default 1000). */
+  limit?: number;
+}
+
+export interface EffectsOptions {
+  /** Schema of the library's tables (default `effectively`). */
+  schema?: string;
+}
+
+export interface Effects {
+  /**
+   * Schedules an effect in the caller's transaction (the handler's): it will be performed if and only if that
+   * transaction commits. Returns the effect's id; the same (key, kind) again returns the first one's id.
+   */
+  schedule(tx: Queryable, input: ScheduleInput): Promise<string>;
+  list(db: Queryable, filter?: EffectFilter): Promise<Effect[]>;
+  /** How many effects have `status` (for an alert: `count(db, 'dead')`), optionally of one kind. */
+  count(db: Queryable, status: EffectStatus, kind?: string): Promise<number>;
+  /** Gives dead effects another round with the same id (so the same idempotency key); returns how many. */
+  revive(db: Queryable, ids: string[]): Promise<number>;
+}
+
+interface Row extends Record<string, unknown> {
+  id: string;
+  key: string;
+  kind: string;
+  payload: unknown;
+  status: EffectStatus;
+  attempts: number;
+  next_attempt_at: Date;
+  in_doubt: boolean;
+  last_code: string | null;
+  last_error: string | null;
+  provider_ref: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const files = {
+  schedule: 'schedule.sql',
+  find: 'find.sql',
+  list: 'list.sql',
+  count: 'count.sql',
+  revive: 'revive.sql',
+};
+
+function toEffect(row: Row): Effect {
+  return {
+    id: row.id,
+    key: row.key,
+    kind: row.kind,
+    payload: row.payload,
+    status: row.status,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    inDoubt: row.in_doubt,
+    lastCode: row.last_code,
+    lastError: row.last_error,
+    providerRef: row.provider_ref,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The effects ledger in the library's schema (table `effects`, migration 005). */
+export function createEffects(options: EffectsOptions = {}): Effects {
+  const sql = loadSqlSet(import.meta.url, files, assertIdentifier(options.schema ?? 'effectively', 'schema'));
+  return {
+    async schedule(tx, input) {
+      if (typeof input.key !== 'string' || input.key === '') throw invalidOptions('key', 'a non-empty string');
+      if (typeof input.kind !== 'string' || input.kind === '') throw invalidOptions('kind', 'a non-empty string');
+      if (input.payload === undefined) throw invalidOptions('payload', 'a JSON value');
+      if (input.notBefore !== undefined && Number.isNaN(input.notBefore.getTime())) {
+        throw invalidOptions('notBefore', 'a valid Date');
+      }
+      const params = [uuidv7(), input.key, input.kind, JSON.stringify(input.payload), input.notBefore ?? null];
+      const { rows } = await tx.query<{ id: string }>(sql.schedule, params);
+      if (rows[0]) return rows[0].id;
+      // A concurrent transaction committed the same (key, kind) after this statement's snapshot: read it now.
+      const again = await tx.query<{ id: string }>(sql.find, [input.key, input.kind]);
+      return again.rows[0]!.id;
+    },
+    async list(db, filter = {}) {
+      const { rows } = await db.query<Row>(sql.list, [
+        filter.ids ?? null,
+        filter.status ?? null,
+        filter.kind ?? null,
+        filter.key ?? null,
+        filter.limit ?? 1000,
+      ]);
+      return rows.map(toEffect);
+    },
+    async count(db, status, kind) {
+      const { rows } = await db.query<{ n: number }>(sql.count, [status, kind ?? null]);
+      return Number(rows[0]?.n ?? 0);
+    },
+    async revive(db, ids) {
+      if (ids.length === 0) return 0;
+      const result = await db.query(sql.revive, [ids]);
+      return result.rowCount ?? 0;
+    },
+  };
+}
