@@ -12,6 +12,7 @@ import type {
   Consumer,
   IncomingRecord,
   Producer,
+  TopicPartition,
   TopicPartitionOffset,
 } from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
@@ -65,6 +66,8 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   const keyOrder = options.keyOrdered ? new KeyOrder(schema, group) : undefined;
 
   let transportConsumer: Consumer | undefined;
+  let held = false;
+  const heldPartitions = new Map<string, TopicPartition>();
   let producer: Producer | undefined;
   let offsetsInTransaction = false;
   const settler = new Settler({
@@ -279,6 +282,12 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   }
 
   async function handleBatch(batch: Batch, control: BatchControl): Promise<void> {
+    if (held) {
+      // Paused by the application (e.g. a circuit breaker is open): nothing of this batch is applied; lag grows.
+      heldPartitions.set(`${batch.topic}\u0000${batch.partition}`, { topic: batch.topic, partition: batch.partition });
+      control.pause();
+      return;
+    }
     if (retryTopics?.stageOf(batch.topic).stage === 'dlt') return keepFromDeadLetterTopic(batch, control);
     const { items, poison, waitUntil, others } = prepare(batch);
     // Another group's records before the first of ours are moved over; those between ours go with our next commit.
@@ -338,6 +347,24 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         await producer?.close();
       })();
       return closing;
+    },
+    pause() {
+      held = true;
+    },
+    resume() {
+      held = false;
+      const partitions = [...heldPartitions.values()];
+      heldPartitions.clear();
+      if (partitions.length > 0) {
+        try {
+          transportConsumer?.resume(partitions);
+        } catch (error) {
+          logger.debug('resume failed (partitions revoked meanwhile)', errorFields(error));
+        }
+      }
+    },
+    get paused() {
+      return held;
     },
     [Symbol.asyncDispose]() {
       return consumer.close();

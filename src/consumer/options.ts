@@ -78,6 +78,13 @@ export interface ConsumerOptions {
 
 export interface EffectivelyConsumer {
   start(): Promise<void>;
+  /**
+   * Stops applying records until `resume()`: each partition is paused at its next batch (nothing of it applied) and
+   * lag grows. For backpressure, e.g. while the circuit breaker of the provider this consumer feeds is open.
+   */
+  pause(): void;
+  resume(): void;
+  readonly paused: boolean;
   close(options?: CloseOptions): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
