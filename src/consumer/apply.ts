@@ -8,11 +8,15 @@ export interface Decoded {
   record: IncomingRecord;
 }
 
-/** A handler failure at position `index` of the applied range (the whole transaction rolled back). */
+/**
+ * A handler failure in the applied range (the whole transaction rolled back): `exact` when the record at `index` is the
+ * one that failed, otherwise `index` is only where to split the range (a batch handler's failure is bisected).
+ */
 export class HandlerFailure {
   constructor(
     readonly index: number,
     readonly error: unknown,
+    readonly exact = false,
   ) {}
 }
 
@@ -63,7 +67,7 @@ export function createApplier(options: ApplierOptions) {
         });
         if (result === 'stale') outcomes[index] = 'stale';
       } catch (error) {
-        throw new HandlerFailure(index, error);
+        throw new HandlerFailure(index, error, true);
       }
     }
   }

@@ -205,8 +205,17 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   async function applyAll(items: Decoded[], control: BatchControl): Promise<boolean> {
     let start = 0;
     let end = items.length;
+    // A record known to fail (the handler named it): settled after the records before it, without a second call.
+    let known: { at: number; error: unknown } | undefined;
     while (start < items.length) {
       if (control.signal.aborted) return false;
+      if (known?.at === start) {
+        if (!(await failed(items[start]!.record, known.error, control))) return false;
+        known = undefined;
+        start += 1;
+        end = items.length;
+        continue;
+      }
       const range = items.slice(start, end);
       let outcomes: Outcome[];
       try {
@@ -216,6 +225,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         // Apply the good records before the failing one first, so the failure holds back nothing but itself.
         if (failure.index > 0) {
           end = start + failure.index;
+          if (failure.exact) known = { at: end, error: failure.error };
           continue;
         }
         if (!(await failed(items[start]!.record, failure.error, control))) return false;
