@@ -1,5 +1,6 @@
 import { assertIdentifier } from '../db/identifiers.ts';
 import { loadSql } from '../db/sql.ts';
+import { isConnectionLost } from '../db/sqlstate.ts';
 import { deadLetterStore } from '../deadletter/store.ts';
 import { decodeEvent } from '../envelope/cloudevents.ts';
 import { EffectivelyError, invalidOptions } from '../errors.ts';
@@ -67,6 +68,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
 
   let transportConsumer: Consumer | undefined;
   let held = false;
+  let outages = 0;
   const heldPartitions = new Map<string, TopicPartition>();
   let producer: Producer | undefined;
   let offsetsInTransaction = false;
@@ -171,6 +173,15 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
 
   /** A record that cannot be applied now: forwarded, dead-lettered, or retried in place; false when the batch stops. */
   async function failed(record: IncomingRecord, error: unknown, control: BatchControl): Promise<boolean> {
+    if (isConnectionLost(error)) {
+      // The database went away (a restart, a network cut): the record is not at fault, so this is no attempt of it.
+      // Only its partition waits, with a growing backoff, as long as the outage lasts; nothing is dead-lettered.
+      outages += 1;
+      const delay = fullJitter(Math.min(outages, 8), retryBase, retryCap);
+      logger.warn('database unreachable; partition paused until the retry', { delayMs: delay, ...errorFields(error) });
+      pauseFor(record, delay, control);
+      return false;
+    }
     if (retryTopics) {
       if (!(await settler.forward(record, error, attemptsOf(record) + 1, control.signal))) return false;
       control.resolve(record.offset);
@@ -233,6 +244,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         end = items.length;
         continue;
       }
+      outages = 0;
       await options.faults?.('consumer:after-db-commit');
       if (options.onOutcome) {
         for (const [index, outcome] of outcomes.entries()) options.onOutcome(range[index]!.event, outcome);

@@ -27,6 +27,12 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken: unknown;
+      // A checked-out client whose server goes away emits 'error' (the pool only listens on idle ones): without this
+      // listener that would crash the process. The failing query rejects as well, which is what the caller handles.
+      const onError = (error: unknown) => {
+        broken = error;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await work(client as Queryable);
@@ -38,6 +44,7 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
         });
         throw error;
       } finally {
+        client.off('error', onError);
         client.release(broken as Error | undefined);
       }
     },

@@ -21,3 +21,20 @@ export function isTransientDbError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && transientNodeCodes.has(code);
 }
+
+const connectionStates = new Set(['57P01', '57P02', '57P03']);
+
+/**
+ * True when the database itself went away (connection exception, shutdown, refused or reset connection), as opposed to
+ * a failure of one statement: the record being applied is not at fault. node-postgres reports a connection the server
+ * dropped without a code, only as "Connection terminated unexpectedly", so that message is recognised too.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  const state = sqlState(error);
+  if (state !== undefined) return connectionStates.has(state) || state.startsWith('08');
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return transientNodeCodes.has(code);
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' && /^Connection terminated/.test(message);
+}

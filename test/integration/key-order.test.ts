@@ -59,7 +59,10 @@ function setup(run: Run, options: { keyOrdered: boolean; retryTopics: boolean })
       order.set(key, [...(order.get(key) ?? []), v]);
     },
   });
-  return { consumer, make, order, outcomes, fix: () => (fixed = true) };
+  const fix = () => {
+    fixed = true;
+  };
+  return { consumer, make, order, outcomes, fix };
 }
 
 async function keyOrderedRetries(run: Run) {
