@@ -2,6 +2,7 @@
 // and reads its own options from process.argv.
 const scenarios: Record<string, string> = {
   poison: './poison/main.ts',
+  'retry-storm': './retry-storm/main.ts',
 };
 
 const name = process.argv[2];

@@ -8,11 +8,25 @@ export {
   type CircuitStateChange,
   createCircuitBreaker,
 } from './backpressure/circuit-breaker.ts';
+export { type ConsumerLag, consumerLag, type PartitionLag } from './backpressure/lag.ts';
+export {
+  type BackpressureMetrics,
+  type BackpressureMetricsOptions,
+  type BackpressureSnapshot,
+  backpressureMetrics,
+} from './backpressure/metrics.ts';
+export { type Pausable, type PauseWhileOpenOptions, pauseWhileOpen } from './backpressure/pause-while-open.ts';
 export { createRateLimiter, type RateLimiter, type RateLimiterOptions } from './backpressure/rate-limiter.ts';
 // consumer
 export { type ConsumerOptions, createConsumer, type EffectivelyConsumer } from './consumer/consumer.ts';
 export { ledgerEntry, upsert, versionGuard } from './consumer/patterns.ts';
 export { type PurgeOptions, purgeProcessed } from './consumer/retention.ts';
+export {
+  deadLetterTopicName,
+  RetryHeaders,
+  type RetryTopicsOptions,
+  retryTopicName,
+} from './consumer/retry-topics.ts';
 export type {
   BatchEventHandler,
   BatchHandlerContext,
@@ -25,7 +39,7 @@ export { type MigrateOptions, type MigrateResult, migrate } from './db/migrate.t
 export { defaultDatabaseUrl, type PgDbOptions, pgDb } from './db/pg.ts';
 export { type PgliteDbOptions, pgliteDb } from './db/pglite.ts';
 export type { Db, Queryable } from './db/port.ts';
-export { isTransientDbError, sqlState } from './db/sqlstate.ts';
+export { isConnectionLost, isTransientDbError, sqlState } from './db/sqlstate.ts';
 // dead letters
 export {
   createDeadLetterAlerts,
@@ -68,8 +82,18 @@ export {
   type SenderStats,
 } from './effects/sender.ts';
 // envelope
-export { decodeEvent, encodeEvent } from './envelope/cloudevents.ts';
+export {
+  type ContentMode,
+  type ContentModes,
+  dataContentTypeOf,
+  decodeEvent,
+  encodeEvent,
+  encodeEventAs,
+  eventIdOfRecord,
+  modeFor,
+} from './envelope/cloudevents.ts';
 export { createEvent, type Event, type NewEvent } from './envelope/event.ts';
+export { type DataEncoding, structuredContentType } from './envelope/structured.ts';
 export { isUuid, uuidv7 } from './envelope/uuidv7.ts';
 // errors
 export {
@@ -85,6 +109,50 @@ export { type Logger, silentLogger, stderrLogger } from './observability/logger.
 // outbox
 export { createOutbox, type Outbox, type OutboxOptions } from './outbox/outbox.ts';
 export { createRelay, type Relay, type RelayOptions } from './outbox/relay.ts';
+// schema: offline compatibility checks
+export {
+  type CompatibilityInput,
+  type CompatibilityResult,
+  checkCompatibility,
+  type Level as CompatibilityCheckLevel,
+  type Violation,
+  validateSchema,
+} from './schema/compat/index.ts';
+// schema: registry and serdes
+export { type HttpSchemaRegistryOptions, httpSchemaRegistry } from './schema/registry/http.ts';
+export {
+  type SchemaRegistryServer,
+  type SchemaRegistryServerOptions,
+  serveSchemaRegistry,
+} from './schema/registry/http-server.ts';
+export type {
+  CompatibilityLevel,
+  SchemaFormat,
+  SchemaInput,
+  SchemaRegistry,
+  StoredSchema,
+  SubjectVersion,
+} from './schema/registry/port.ts';
+export { type PostgresSchemaRegistryOptions, postgresSchemaRegistry } from './schema/registry/postgres.ts';
+export { avroSerde } from './schema/serde/avro.ts';
+export { decodeEventWith, encodeEventWith, encodingOf, type SerdeEncoding } from './schema/serde/envelope.ts';
+export { jsonSchemaSerde } from './schema/serde/json.ts';
+export type { Serde, SerdeOptions } from './schema/serde/serde.ts';
+export type { SubjectStrategy } from './schema/serde/subject.ts';
+// schema: topic versioning
+export {
+  declareTopicVersion,
+  enqueueVersioned,
+  expandForVersions,
+  type TopicPhase,
+  type TopicVersion,
+  type TopicVersionInput,
+  type Upcast,
+  type Upcaster,
+  upcastBatchOnRead,
+  upcastOnRead,
+  upcastOnReadEvent,
+} from './schema/versioning/index.ts';
 export type { KafkaTransportOptions } from './transport/kafka/config.ts';
 // transport
 export { kafkaTransport } from './transport/kafka/transport.ts';

@@ -3,7 +3,7 @@ import { loadSql } from '../db/sql.ts';
 import { isConnectionLost } from '../db/sqlstate.ts';
 import { deadLetterStore } from '../deadletter/store.ts';
 import { decodeEvent } from '../envelope/cloudevents.ts';
-import { EffectivelyError, invalidOptions } from '../errors.ts';
+import { EffectivelyError, ErrorCodes, invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
 import { errorFields, stderrLogger } from '../observability/logger.ts';
 import { fullJitter } from '../observability/sleep.ts';
@@ -28,6 +28,14 @@ import { Settler } from './settle.ts';
 import type { Outcome } from './types.ts';
 
 export type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
+
+/** The database or the schema registry went away: the record being applied is not at fault. */
+function isOutage(error: unknown): boolean {
+  return (
+    isConnectionLost(error) ||
+    (error instanceof EffectivelyError && error.code === ErrorCodes.EFF_SCHEMA_REGISTRY_UNAVAILABLE)
+  );
+}
 
 function isPermanent(error: unknown): boolean {
   return error instanceof EffectivelyError && !error.retryable;
@@ -63,6 +71,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   const { db, group, handler, batchHandler } = options;
   const groupSettings = loadSql(import.meta.url, 'group-settings.sql', schema);
   const applyIn = createApplier({ group, handler, batchHandler, dedup: loadSql(import.meta.url, 'dedup.sql', schema) });
+  const decode = options.decode ?? decodeEvent;
   const retryTopics = options.retryTopics ? new RetryTopics(options.topics, options.retryTopics) : undefined;
   const keyOrder = options.keyOrdered ? new KeyOrder(schema, group) : undefined;
 
@@ -97,6 +106,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         maxAttempts,
         retryTopics: retryTopics !== undefined,
         intervalMs: options.drainIntervalMs ?? 1000,
+        decode,
         logger,
         onOutcome: options.onOutcome,
       })
@@ -173,7 +183,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
 
   /** A record that cannot be applied now: forwarded, dead-lettered, or retried in place; false when the batch stops. */
   async function failed(record: IncomingRecord, error: unknown, control: BatchControl): Promise<boolean> {
-    if (isConnectionLost(error)) {
+    if (isOutage(error)) {
       // The database went away (a restart, a network cut): the record is not at fault, so this is no attempt of it.
       // Only its partition waits, with a growing backoff, as long as the outage lasts; nothing is dead-lettered.
       outages += 1;
@@ -275,7 +285,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
    * The records of a batch to apply now: decoded, up to the first that cannot be decoded (`poison`) and, on a retry
    * topic, up to the first that is not due yet (`waitUntil`); another group's records in a retry topic are passed over.
    */
-  function prepare(batch: Batch) {
+  async function prepare(batch: Batch) {
     const retryStage = retryTopics !== undefined && retryTopics.stageOf(batch.topic).stage !== 0;
     const items: Decoded[] = [];
     let poison: { record: IncomingRecord; error: unknown } | undefined;
@@ -294,7 +304,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         }
       }
       try {
-        items.push({ event: decodeEvent(record), record });
+        items.push({ event: await decode(record), record });
       } catch (error) {
         poison = { record, error };
         break;
@@ -311,7 +321,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       return;
     }
     if (retryTopics?.stageOf(batch.topic).stage === 'dlt') return keepFromDeadLetterTopic(batch, control);
-    const { items, poison, waitUntil, others } = prepare(batch);
+    const { items, poison, waitUntil, others } = await prepare(batch);
     // Another group's records before the first of ours are moved over; those between ours go with our next commit.
     if (others && !(await settler.moveOver(others, control.signal))) return;
     if (others) control.resolve(others.offset);

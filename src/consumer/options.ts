@@ -72,6 +72,12 @@ export interface ConsumerOptions {
   keyOrdered?: boolean;
   /** How often a key-ordered consumer looks for released holds besides right after releasing one (default 1000 ms). */
   drainIntervalMs?: number;
+  /**
+   * Turns a record into an event (default `decodeEvent`: CloudEvents binary or structured mode, JSON data). Pass
+   * `decodeEventWith(serde)` for registry-serialized data. A permanent error makes the record a dead letter; a
+   * registry that cannot be reached (`EFF_SCHEMA_REGISTRY_UNAVAILABLE`) pauses the partition until it can.
+   */
+  decode?: (record: IncomingRecord) => Event | Promise<Event>;
   /** Testing only: named crash points. */
   faults?: FaultInjector;
 }

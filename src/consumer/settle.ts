@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../db/port.ts';
 import type { DeadLetterStore } from '../deadletter/store.ts';
-import { isUuid } from '../envelope/uuidv7.ts';
+import { eventIdOfRecord } from '../envelope/cloudevents.ts';
 import { errorFields, type Logger } from '../observability/logger.ts';
 import { fullJitter, sleep } from '../observability/sleep.ts';
 import type { Consumer, IncomingRecord, Producer } from '../transport/port.ts';
@@ -36,11 +36,6 @@ export interface KeepInput {
 
 /** What is moved past: a record of the transport (its offset), or a parked record (its row in `parked_records`). */
 export type Consumed = IncomingRecord | { parkedId: string };
-
-export function eventIdOf(record: IncomingRecord): string | null {
-  const id = record.headers.ce_id?.toString();
-  return isUuid(id) ? id!.toLowerCase() : null;
-}
 
 /**
  * The ways a consumer moves past a record it could not apply, each of them recorded before the offset moves on, and
@@ -97,7 +92,7 @@ export class Settler {
    */
   async giveUp(consumed: Consumed, input: KeepInput, signal: AbortSignal): Promise<boolean> {
     const { group, store, keyOrder, logger } = this.ctx;
-    const eventId = eventIdOf(input.record);
+    const eventId = eventIdOfRecord(input.record);
     let id: string | undefined;
     const done = await this.#settle(consumed, signal, async (tx) => {
       id = await store.keep(tx, { consumer: group, eventId, ...input });
@@ -142,7 +137,7 @@ export class Settler {
         await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
       }
     }
-    const eventId = eventIdOf(record);
+    const eventId = eventIdOfRecord(record);
     const fromMain = retryTopics!.stageOf(record.topic).stage === 0;
     logger.warn('apply failed; record forwarded', {
       topic: record.topic,

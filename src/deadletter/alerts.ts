@@ -26,6 +26,11 @@ export interface DeadLetterAlertsOptions {
   webhookUrl?: string;
   webhookAttempts?: number;
   logger?: Logger;
+  /**
+   * What is counted (default: dead letters in `schema`'s `dead_letters` table). Give another source to alert on it
+   * the same way, e.g. dead effects: `count: (db) => createEffects({ schema }).count(db, 'dead')`.
+   */
+  count?: (db: Db) => Promise<number>;
 }
 
 export interface DeadLetterAlerts {
@@ -43,7 +48,9 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
   if (!(everyMs > 0 && everyMs <= 10_000)) throw invalidOptions('everyMs', 'between 1 and 10000 ms');
   const attempts = options.webhookAttempts ?? 5;
   const logger = options.logger ?? stderrLogger;
-  const count = loadSql(import.meta.url, 'count.sql', schema);
+  const countSql = loadSql(import.meta.url, 'count.sql', schema);
+  const count =
+    options.count ?? (async (db: Db) => Number((await db.query<{ dead: number }>(countSql)).rows[0]?.dead ?? 0));
   const stop = new AbortController();
   let dead = 0;
   let loop: Promise<void> | undefined;
@@ -80,8 +87,7 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
   }
 
   async function check(): Promise<void> {
-    const { rows } = await options.db.query<{ dead: number }>(count);
-    const now = Number(rows[0]?.dead ?? 0);
+    const now = await count(options.db);
     if (now > dead) {
       raise({
         kind: dead === 0 ? 'non-empty' : 'growing',

@@ -1,12 +1,20 @@
-import { EffectivelyError, ErrorCodes } from '../errors.ts';
+import { EffectivelyError, ErrorCodes, invalidOptions } from '../errors.ts';
 import type { IncomingRecord, OutgoingRecord } from '../transport/port.ts';
 import type { Event } from './event.ts';
+import {
+  type DataEncoding,
+  decodeStructured,
+  encodeStructured,
+  isStructuredRecord,
+  peekAttribute,
+} from './structured.ts';
 import { isUuid } from './uuidv7.ts';
 
 /**
  * CloudEvents 1.0, Kafka protocol binding, binary content mode: attributes travel as `ce_*` headers, the record value
  * is the data, the record key is the partition key. `version` travels as the extension attribute `ce_version`,
- * and the key also as the partitioning extension `ce_partitionkey`.
+ * and the key also as the partitioning extension `ce_partitionkey`. The structured mode is in `structured.ts`;
+ * `decodeEvent` reads both, `encodeEventAs` writes either.
  */
 const contentType = 'application/json';
 const reserved = new Set([
@@ -42,8 +50,12 @@ function header(record: IncomingRecord, name: string): string | undefined {
   return record.headers[name]?.toString('utf8');
 }
 
-function decodeFailed(
-  code: typeof ErrorCodes.EFF_DECODE_FAILED | typeof ErrorCodes.EFF_INVALID_EVENT,
+/** A permanent decode error naming the record (shared with the structured mode). */
+export function decodeFailed(
+  code:
+    | typeof ErrorCodes.EFF_DECODE_FAILED
+    | typeof ErrorCodes.EFF_INVALID_EVENT
+    | typeof ErrorCodes.EFF_MISSING_EVENT_ID,
   message: string,
   record: IncomingRecord,
   cause?: unknown,
@@ -55,8 +67,13 @@ function decodeFailed(
   });
 }
 
-/** Reads an event back from a record; a record that is not a valid event throws a permanent, coded error. */
+/**
+ * Reads an event back from a record in either content mode, told apart by the record's `content-type` header
+ * (`application/cloudevents…`: structured, see `structured.ts`; anything else: binary). A record that is not a valid
+ * event throws a permanent, coded error.
+ */
 export function decodeEvent(record: IncomingRecord): Event {
+  if (isStructuredRecord(record)) return decodeStructured(record);
   const id = header(record, 'ce_id');
   if (id === undefined || !isUuid(id)) {
     throw new EffectivelyError(
@@ -101,4 +118,48 @@ export function decodeEvent(record: IncomingRecord): Event {
     data,
     headers,
   };
+}
+
+/** CloudEvents content mode of a topic: `ce_*` headers plus the data as value, or the whole event as JSON. */
+export type ContentMode = 'binary' | 'structured';
+
+/** The content mode per topic: a map (topics not in it: binary) or a function. */
+export type ContentModes = Readonly<Record<string, ContentMode>> | ((topic: string) => ContentMode);
+
+/** The mode `modes` chooses for `topic` (binary when none is given). */
+export function modeFor(modes: ContentModes | undefined, topic: string): ContentMode {
+  const mode = (typeof modes === 'function' ? modes(topic) : modes?.[topic]) ?? 'binary';
+  if (mode !== 'binary' && mode !== 'structured')
+    throw invalidOptions('modes', `\`${mode}\` for ${topic}: binary or structured`);
+  return mode;
+}
+
+/**
+ * Writes an event in the given content mode. `encoding` (from a serde) sets `datacontenttype` (binary: the
+ * `content-type` header), `dataschema` (binary: `ce_dataschema`) and the serialized data; without it the binary mode
+ * is exactly `encodeEvent`.
+ */
+export function encodeEventAs(event: Event, mode: ContentMode, encoding?: DataEncoding): OutgoingRecord {
+  if (mode === 'structured') return encodeStructured(event, encoding);
+  const record = encodeEvent(event);
+  if (encoding === undefined) return record;
+  const headers: OutgoingRecord['headers'] = { ...record.headers, 'content-type': encoding.contentType ?? contentType };
+  if (encoding.dataSchema !== undefined) headers.ce_dataschema = encoding.dataSchema;
+  return { ...record, headers, value: encoding.bytes === undefined ? record.value : Buffer.from(encoding.bytes) };
+}
+
+/** The event id of a record in either mode, without decoding the rest; null when it has no valid one. */
+export function eventIdOfRecord(record: IncomingRecord): string | null {
+  const id = isStructuredRecord(record) ? peekAttribute(record, 'id') : header(record, 'ce_id');
+  return typeof id === 'string' && isUuid(id) ? id.toLowerCase() : null;
+}
+
+/**
+ * The data's content type (`datacontenttype`) of a record in either mode: binary, the `content-type` header;
+ * structured, the attribute (`application/json` when absent, as the JSON format says). For a serde to tell its records.
+ */
+export function dataContentTypeOf(record: IncomingRecord): string | undefined {
+  if (!isStructuredRecord(record)) return header(record, 'content-type');
+  const value = peekAttribute(record, 'datacontenttype');
+  return typeof value === 'string' ? value : 'application/json';
 }

@@ -1,9 +1,13 @@
 import { assertIdentifier } from '../db/identifiers.ts';
 import type { Queryable } from '../db/port.ts';
 import { loadSql } from '../db/sql.ts';
-import { encodeEvent } from '../envelope/cloudevents.ts';
+import { type ContentModes, encodeEventAs, modeFor } from '../envelope/cloudevents.ts';
 import type { Event } from '../envelope/event.ts';
 import { invalidOptions } from '../errors.ts';
+import { encodingOf } from '../schema/serde/envelope.ts';
+import type { Serde } from '../schema/serde/serde.ts';
+import type { TopicVersion } from '../schema/versioning/declare.ts';
+import { expandForVersions } from '../schema/versioning/expand.ts';
 import { defaultShards, shardOf } from './shard.ts';
 
 export interface OutboxOptions {
@@ -13,6 +17,18 @@ export interface OutboxOptions {
   shards?: number;
   /** Send a NOTIFY with each enqueue so relays wake at once (default true; relays also poll). */
   notify?: boolean;
+  /** CloudEvents mode per topic: `binary` (`ce_*` headers, the default) or `structured` (`application/cloudevents+json`). */
+  modes?: ContentModes;
+  /**
+   * Writes each event's data with this serde (Avro or JSON Schema in the registry's wire format, `datacontenttype` and
+   * `dataschema` set from it) instead of plain JSON. Data the schema refuses fails the enqueue, so the caller's transaction.
+   */
+  serde?: Serde;
+  /**
+   * Topic versions (`declareTopicVersion`): during a dual-write window one enqueue writes the event to the old topic and
+   * its up-cast copy to the new one, with the same id, in the caller's transaction.
+   */
+  versions?: readonly TopicVersion[];
 }
 
 export interface Outbox {
@@ -33,7 +49,8 @@ export function createOutbox(options: OutboxOptions = {}): Outbox {
   const channel = notifyChannel(schema);
   return {
     async enqueue(tx, input) {
-      const events = Array.isArray(input) ? (input as readonly Event[]) : [input as Event];
+      const given = Array.isArray(input) ? (input as readonly Event[]) : [input as Event];
+      const events = options.versions ? expandForVersions(given, options.versions) : given;
       if (events.length === 0) return;
       const ids: string[] = [];
       const topics: string[] = [];
@@ -42,7 +59,8 @@ export function createOutbox(options: OutboxOptions = {}): Outbox {
       const headers: string[] = [];
       const payloads: (Buffer | null)[] = [];
       for (const event of events) {
-        const record = encodeEvent(event);
+        const encoding = options.serde ? await encodingOf(options.serde, event) : undefined;
+        const record = encodeEventAs(event, modeFor(options.modes, event.topic), encoding);
         ids.push(event.id);
         topics.push(record.topic);
         keys.push(event.key);

@@ -1,8 +1,8 @@
 import type { Db } from '../../db/port.ts';
-import { decodeEvent } from '../../envelope/cloudevents.ts';
 import type { Event } from '../../envelope/event.ts';
 import { EffectivelyError } from '../../errors.ts';
 import { errorFields, type Logger } from '../../observability/logger.ts';
+import type { IncomingRecord } from '../../transport/port.ts';
 import { type ApplyIn, HandlerFailure } from '../apply.ts';
 import type { Settler } from '../settle.ts';
 import type { Outcome } from '../types.ts';
@@ -20,6 +20,7 @@ export interface DrainerOptions {
   intervalMs: number;
   logger: Logger;
   onOutcome: ((event: Event, outcome: Outcome) => void) | undefined;
+  decode: (record: IncomingRecord) => Event | Promise<Event>;
 }
 
 /**
@@ -44,7 +45,7 @@ export function createDrainer(options: DrainerOptions) {
       await db.transaction(async (tx) => {
         parked = await keyOrder.nextParked(tx, topic, key);
         if (!parked) return;
-        event = decodeEvent(parked.record);
+        event = await options.decode(parked.record);
         [outcome] = await applyIn(tx, [{ event, record: parked.record }], stop.signal);
         await keyOrder.unpark(tx, parked.id);
       });

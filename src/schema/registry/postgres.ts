@@ -1,0 +1,148 @@
+/**
+ * The embedded schema registry: schemas, subject versions and compatibility levels in the library's own tables
+ * (migration 006), on the PostgreSQL server or PGlite the rest of the library uses, so the embedded mode needs no
+ * registry server. A new version is checked with `checkCompatibility` (src/schema/compat) at the subject's level.
+ */
+import { assertIdentifier } from '../../db/identifiers.ts';
+import type { Db, Queryable } from '../../db/port.ts';
+import { loadSqlSet } from '../../db/sql.ts';
+import { invalidOptions } from '../../errors.ts';
+import { checkCompatibility } from '../compat/index.ts';
+import { withCache } from './cache.ts';
+import { type CanonicalSchema, canonicalSchema } from './canonical.ts';
+import { incompatibleSchema, requireSubject, subjectNotFound, unknownSchemaId } from './errors.ts';
+import {
+  type CompatibilityLevel,
+  compatibilityLevels,
+  isCompatibilityLevel,
+  type SchemaFormat,
+  type SchemaRegistry,
+  type StoredSchema,
+  type SubjectVersion,
+} from './port.ts';
+
+export interface PostgresSchemaRegistryOptions {
+  /** Where the tables are (migrated by `migrate()`). */
+  db: Db;
+  /** Schema of the library's tables (default `effectively`). */
+  schema?: string;
+  /** Keep ids and numbered versions in memory once read (default true). */
+  cache?: boolean;
+}
+
+const files = {
+  lock: 'sql/lock.sql',
+  subjectVersions: 'sql/subject-versions.sql',
+  version: 'sql/version.sql',
+  byId: 'sql/by-id.sql',
+  insertSchema: 'sql/insert-schema.sql',
+  insertVersion: 'sql/insert-version.sql',
+  subjects: 'sql/subjects.sql',
+  getConfig: 'sql/get-config.sql',
+  setConfig: 'sql/set-config.sql',
+};
+
+interface VersionRow extends Record<string, unknown> {
+  subject: string;
+  version: number;
+  id: number;
+  format: SchemaFormat;
+  schema: string;
+  fingerprint?: string;
+}
+
+const toVersion = (row: VersionRow): SubjectVersion => ({
+  subject: row.subject,
+  version: row.version,
+  id: row.id,
+  format: row.format,
+  schema: row.schema,
+});
+
+function requireLevel(level: unknown): CompatibilityLevel {
+  if (!isCompatibilityLevel(level)) throw invalidOptions('level', `must be one of ${compatibilityLevels.join(', ')}`);
+  return level;
+}
+
+/** A registry in the library's tables. */
+export function postgresSchemaRegistry(options: PostgresSchemaRegistryOptions): SchemaRegistry {
+  const { db } = options;
+  const sql = loadSqlSet(import.meta.url, files, assertIdentifier(options.schema ?? 'effectively', 'schema'));
+
+  const versionsOf = async (q: Queryable, subject: string) =>
+    (await q.query<VersionRow>(sql.subjectVersions, [subject])).rows;
+
+  const levelOf = async (q: Queryable, subject: string | null): Promise<CompatibilityLevel> => {
+    const { rows } = await q.query<{ compatibility: CompatibilityLevel }>(sql.getConfig, [subject ?? '']);
+    return rows[0]?.compatibility ?? 'BACKWARD';
+  };
+
+  /** Refuses `next` when it breaks the subject's level against the versions it already has (oldest first). */
+  const check = (subject: string, level: CompatibilityLevel, existing: VersionRow[], next: CanonicalSchema) => {
+    if (level === 'NONE' || existing.length === 0) return;
+    const other = existing.findIndex((row) => row.format !== next.format);
+    if (other >= 0) {
+      const message = `the subject holds ${existing[other]?.format} schemas; a ${next.format} schema cannot follow`;
+      throw incompatibleSchema(subject, level, [
+        { path: '', rule: 'format-changed', message, direction: 'BACKWARD', against: other },
+      ]);
+    }
+    const result = checkCompatibility({
+      format: next.format,
+      level,
+      old: existing.map((row) => JSON.parse(row.schema)),
+      next: JSON.parse(next.text),
+    });
+    if (!result.compatible) throw incompatibleSchema(subject, level, result.violations);
+  };
+
+  const registry: SchemaRegistry = {
+    async register(subject, schema, format) {
+      requireSubject(subject);
+      const next = canonicalSchema(schema, format);
+      return db.transaction(async (tx) => {
+        await tx.query(sql.lock);
+        const existing = await versionsOf(tx, subject);
+        const same = existing.find((row) => row.fingerprint === next.fingerprint);
+        if (same) return same.id;
+        check(subject, await levelOf(tx, subject), existing, next);
+        const { rows } = await tx.query<{ id: number }>(sql.insertSchema, [next.format, next.fingerprint, next.text]);
+        const id = rows[0]!.id;
+        await tx.query(sql.insertVersion, [subject, id]);
+        return id;
+      });
+    },
+    async lookup(subject, schema, format) {
+      const { fingerprint } = canonicalSchema(schema, format);
+      const row = (await versionsOf(db, requireSubject(subject))).find((r) => r.fingerprint === fingerprint);
+      return row && toVersion(row);
+    },
+    async getById(id) {
+      const { rows } = await db.query<StoredSchema & Record<string, unknown>>(sql.byId, [id]);
+      const row = rows[0];
+      if (!row) throw unknownSchemaId(id);
+      return { id: row.id, format: row.format, schema: row.schema };
+    },
+    async getLatest(subject) {
+      const { rows } = await db.query<VersionRow>(sql.version, [requireSubject(subject), null]);
+      if (!rows[0]) throw subjectNotFound(subject, 'latest');
+      return toVersion(rows[0]);
+    },
+    async getVersion(subject, version) {
+      const { rows } = await db.query<VersionRow>(sql.version, [requireSubject(subject), version]);
+      if (!rows[0]) throw subjectNotFound(subject, version);
+      return toVersion(rows[0]);
+    },
+    async subjects() {
+      return (await db.query<{ subject: string }>(sql.subjects)).rows.map((row) => row.subject);
+    },
+    async versions(subject) {
+      return (await versionsOf(db, requireSubject(subject))).map((row) => row.version);
+    },
+    async setCompatibility(subject, level) {
+      await db.query(sql.setConfig, [subject === null ? '' : requireSubject(subject), requireLevel(level)]);
+    },
+    getCompatibility: (subject) => levelOf(db, subject === null ? null : requireSubject(subject)),
+  };
+  return options.cache === false ? registry : withCache(registry);
+}

@@ -1,0 +1,1 @@
+SELECT id, format, schema FROM :schema.registry_schemas WHERE id = $1

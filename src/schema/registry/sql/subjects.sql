@@ -1,0 +1,1 @@
+SELECT DISTINCT v.subject FROM :schema.registry_subject_versions v ORDER BY v.subject

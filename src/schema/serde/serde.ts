@@ -1,0 +1,138 @@
+/**
+ * What the Avro and JSON Schema serdes share: the subject strategy, registering (or finding) the serde's own schema,
+ * the wire format, and one reader per writer schema id, built once and kept.
+ */
+import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import type { SchemaFormat, SchemaInput, SchemaRegistry } from '../registry/port.ts';
+import { type SubjectStrategy, subjectNameFunction } from './subject.ts';
+import { decodeWire, encodeWire } from './wire.ts';
+
+export interface SerdeOptions {
+  /** Where schemas are registered and looked up by id. Required. */
+  registry: SchemaRegistry;
+  /**
+   * This process's schema (JSON text or parsed JSON): the writer's on `serialize`, the reader's on `deserialize`
+   * (records written with another registered version are resolved to it). Required.
+   */
+  schema: SchemaInput;
+  /** Which subject a topic's values go under (default `topic`: `<topic>-value`). See `SubjectStrategy`. */
+  subject?: SubjectStrategy;
+  /**
+   * Register the schema under the subject on the first `serialize` of a topic (default true). With false it must
+   * already be registered there (`EFF_SCHEMA_NOT_FOUND` otherwise): registration is then a deploy step.
+   */
+  autoRegister?: boolean;
+}
+
+/** Serializes a topic's values to the wire format and back. */
+export interface Serde<T = unknown> {
+  readonly format: SchemaFormat;
+  /** The `datacontenttype` of what it writes: `application/avro` or `application/schema+json`. */
+  readonly contentType: string;
+  /** The subject of `topic`'s values. */
+  subjectFor(topic: string): string;
+  /** The wire-format bytes of `data` (registering the schema first when `autoRegister`). */
+  serialize(topic: string, data: T): Promise<Buffer>;
+  /**
+   * The value of wire-format bytes, read with this serde's schema. Permanent errors: `EFF_SCHEMA_DECODE_FAILED`,
+   * `EFF_SCHEMA_UNKNOWN_ID`, `EFF_SCHEMA_INCOMPATIBLE`; `EFF_SCHEMA_REGISTRY_UNAVAILABLE` is retryable.
+   */
+  deserialize(topic: string, value: Uint8Array): Promise<T>;
+}
+
+/** The format-specific half of a serde. */
+export interface Codec {
+  readonly format: SchemaFormat;
+  readonly contentType: string;
+  /** The schema's name for the record strategies (Avro full name, JSON Schema `title`). */
+  readonly recordName: string | undefined;
+  /** The payload of `data` written with the serde's schema; `EFF_SCHEMA_ENCODE_FAILED` when it does not fit. */
+  encode(data: unknown): Buffer;
+  /**
+   * A reader of payloads written with `writer` (the registered schema's text) into the serde's schema. Throws
+   * `EFF_SCHEMA_INCOMPATIBLE` when the two cannot be resolved; the reader throws EffectivelyErrors as well.
+   */
+  reader(writer: string): (payload: Buffer) => unknown;
+}
+
+/** Adds the record's coordinates to a permanent error (or wraps a foreign one as a decode failure). */
+function onRecord(error: unknown, details: Record<string, unknown>): EffectivelyError {
+  if (error instanceof EffectivelyError) {
+    Object.assign(error.details, details);
+    return error;
+  }
+  return new EffectivelyError(ErrorCodes.EFF_SCHEMA_DECODE_FAILED, (error as Error)?.message ?? String(error), {
+    cause: error,
+    details,
+  });
+}
+
+export function createSerde<T>(codec: Codec, options: SerdeOptions): Serde<T> {
+  const { registry } = options;
+  const subjectOf = subjectNameFunction(options.subject);
+  const ids = new Map<string, Promise<number>>();
+  const readers = new Map<number, Promise<(payload: Buffer) => unknown>>();
+
+  const idFor = (subject: string): Promise<number> => {
+    let id = ids.get(subject);
+    if (id === undefined) {
+      id =
+        options.autoRegister === false
+          ? registry.lookup(subject, options.schema, codec.format).then((found) => {
+              if (!found) {
+                throw new EffectivelyError(
+                  ErrorCodes.EFF_SCHEMA_NOT_FOUND,
+                  `subject \`${subject}\` does not have this serde's schema, and autoRegister is off`,
+                  { details: { subject } },
+                );
+              }
+              return found.id;
+            })
+          : registry.register(subject, options.schema, codec.format);
+      ids.set(subject, id);
+      id.catch(() => ids.delete(subject));
+    }
+    return id;
+  };
+
+  const readerFor = (id: number): Promise<(payload: Buffer) => unknown> => {
+    let reader = readers.get(id);
+    if (reader === undefined) {
+      reader = registry.getById(id).then((writer) => {
+        if (writer.format !== codec.format) {
+          throw new EffectivelyError(
+            ErrorCodes.EFF_SCHEMA_INCOMPATIBLE,
+            `schema ${id} is ${writer.format}; this serde reads ${codec.format}`,
+          );
+        }
+        return codec.reader(writer.schema);
+      });
+      readers.set(id, reader);
+      // a registry outage is retried; a schema that cannot be resolved stays refused
+      reader.catch((error: unknown) => {
+        if ((error as EffectivelyError)?.retryable !== false) readers.delete(id);
+      });
+    }
+    return reader;
+  };
+
+  return {
+    format: codec.format,
+    contentType: codec.contentType,
+    subjectFor: (topic) => subjectOf(topic, codec.recordName),
+    async serialize(topic, data) {
+      const payload = codec.encode(data);
+      return encodeWire(await idFor(subjectOf(topic, codec.recordName)), payload);
+    },
+    async deserialize(topic, value) {
+      let id: number | undefined;
+      try {
+        const wire = decodeWire(value);
+        id = wire.id;
+        return (await readerFor(wire.id))(wire.payload) as T;
+      } catch (error) {
+        throw onRecord(error, { topic, ...(id === undefined ? {} : { schemaId: id }) });
+      }
+    },
+  };
+}
