@@ -18,6 +18,7 @@ import type {
 } from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
 import { createApplier, type Decoded, HandlerFailure } from './apply.ts';
+import { isPermanent } from './classify.ts';
 import { createDrainer } from './key-order/drain.ts';
 import { KeyOrder } from './key-order/key-order.ts';
 import type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
@@ -35,10 +36,6 @@ function isOutage(error: unknown): boolean {
     isConnectionLost(error) ||
     (error instanceof EffectivelyError && error.code === ErrorCodes.EFF_SCHEMA_REGISTRY_UNAVAILABLE)
   );
-}
-
-function isPermanent(error: unknown): boolean {
-  return error instanceof EffectivelyError && !error.retryable;
 }
 
 /** The position after a committed range. */
@@ -96,6 +93,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     },
     offsetsInTransaction: () => offsetsInTransaction,
     onDeadLetter: options.onDeadLetter,
+    isPermanent: (error) => isPermanent(error, options.permanentErrors),
   });
   const drainer = keyOrder
     ? createDrainer({
@@ -198,7 +196,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       return true;
     }
     const { attempts, firstFailedAt } = retries.failed(record);
-    if (isPermanent(error) || attempts >= maxAttempts) {
+    if (isPermanent(error, options.permanentErrors) || attempts >= maxAttempts) {
       if (!keepDeadLetters) {
         stopPartition(record, error, control);
         return false;

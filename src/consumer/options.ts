@@ -4,6 +4,7 @@ import type { CloseOptions } from '../lifecycle.ts';
 import type { FaultInjector } from '../observability/faults.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IncomingRecord, Transport } from '../transport/port.ts';
+import type { PermanentErrors } from './classify.ts';
 import type { RetryTopicsOptions } from './retry-topics.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
 
@@ -42,6 +43,11 @@ export interface ConsumerOptions {
    * permanent error (undecodable record, no valid id, `PermanentError`) is dead-lettered at once.
    */
   maxAttempts?: number;
+  /**
+   * Errors to treat as permanent besides `PermanentError` and decode failures: classes (`instanceof`) or codes
+   * (`error.code`, e.g. SQLSTATE `'23505'`). Default none: other errors are retried up to `maxAttempts`.
+   */
+  permanentErrors?: PermanentErrors;
   /**
    * Keep records the consumer gives up on in `dead_letters` and move past them (default true). When false, such a
    * record stops its partition with an error log and its offset stays uncommitted.

@@ -71,9 +71,15 @@ export class RetryTopics {
   }
 
   /** The record forwarded after failed attempt number `attempts`: the next retry topic, or the dead-letter topic. */
-  forward(record: IncomingRecord, error: unknown, attempts: number, group: string, now = Date.now()): OutgoingRecord {
+  forward(
+    record: IncomingRecord,
+    error: unknown,
+    attempts: number,
+    group: string,
+    permanent: boolean,
+    now = Date.now(),
+  ): OutgoingRecord {
     const { main } = this.stageOf(record.topic);
-    const permanent = error instanceof EffectivelyError && !error.retryable;
     const next = permanent || attempts > this.delaysMs.length ? null : attempts;
     const headers: Record<string, string | Buffer> = { ...record.headers };
     const fromMain = !headers[RetryHeaders.originalTopic];

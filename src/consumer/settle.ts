@@ -22,6 +22,8 @@ export interface SettleContext {
   producer: () => Producer;
   offsetsInTransaction: () => boolean;
   onDeadLetter: ConsumerOptions['onDeadLetter'];
+  /** Whether retrying cannot help (such a record goes straight to the dead-letter topic). */
+  isPermanent: (error: unknown) => boolean;
 }
 
 /** What a dead letter keeps: the record as produced, and why it failed. */
@@ -126,7 +128,7 @@ export class Settler {
     consumed: Consumed = record,
   ): Promise<boolean> {
     const { group, keyOrder, retryTopics, logger, backoff } = this.ctx;
-    const outgoing = retryTopics!.forward(record, error, attempts, group);
+    const outgoing = retryTopics!.forward(record, error, attempts, group, this.ctx.isPermanent(error));
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) return false;
       try {
