@@ -56,8 +56,9 @@ function plan(events: number, poison: number): Kind[] {
 
 /**
  * The longest a healthy partition waited between two applied records, counted from the first record applied anywhere
- * (the consumer's start-up is nobody's fault). Batches are applied one at a time, so this includes waiting for other
- * partitions' batches, the poisoned one's among them.
+ * (the consumer's start-up is nobody's fault). Conservative: batches are applied one at a time, so this includes the
+ * ordinary wait for other partitions' batches (the Kafka client hands out a partition's prefetched backlog before the
+ * next partition's), the poisoned one's among them; the failures themselves only pause their own partition.
  */
 function longestWait(appliedAt: Map<number, number[]>, healthy: number[]): number {
   const first = Math.min(...[...appliedAt.values()].map((times) => times[0] ?? Number.POSITIVE_INFINITY));
@@ -109,6 +110,9 @@ export async function runPoison(options: PoisonOptions): Promise<PoisonResult> {
     schema,
     logger: silentLogger,
     maxAttempts: 3,
+    // Smaller batches than the default 500: batches are applied one at a time, so a healthy partition's wait for the
+    // others' batches (poisoned or not) is shorter.
+    maxBatchSize: 100,
     deadLetters: options.mode !== 'stop-on-poison',
     retry: { baseMs: 500, capMs: 2000 },
     handler: async (event, { tx, record }) => {
