@@ -55,6 +55,7 @@ export {
   deadLetterStore,
 } from './deadletter/store.ts';
 // effects (scheduled in the handler's transaction, performed by a sender)
+export { type HttpProvider, type HttpProviderOptions, httpProvider } from './effects/http-provider.ts';
 export {
   createEffects,
   type Effect,

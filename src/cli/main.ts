@@ -1,10 +1,12 @@
-// effectively <command> — migrate | relay | dlq | schema. One file per command; this one only dispatches.
+// effectively <command> — migrate | relay | dlq | schema | sender | effects. One file per command (`effects` lives
+// with `sender`); this one only dispatches.
 import { parseArgs } from 'node:util';
 import { pgDb } from '../db/pg.ts';
 import { dlqCommand } from './dlq.ts';
 import { migrateCommand } from './migrate.ts';
 import { relayCommand } from './relay.ts';
 import { schemaCommand } from './schema.ts';
+import { effectsCommand, senderCommand } from './sender.ts';
 
 const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_BROKERS)
   migrate [--schema s]                         apply the library's migrations
@@ -12,7 +14,10 @@ const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_
   schema check --format avro|json --level L --old f... --new f   offline compatibility check (no database)
   dlq list|show|redrive|discard [filters]      dead letters: --consumer --topic --code --ids --status --since
                                                --until --limit, --transport kafka|postgres (redrive), --dry-run,
-                                               --force (redrive beyond the dedup retention), --json`;
+                                               --force (redrive beyond the dedup retention), --json
+  sender  --url u [--schema s] [--kinds a,b] [--rate n] [--concurrency n] [--body envelope|payload] [--lookup]
+                                               POST due effects to u (httpProvider) until SIGINT/SIGTERM
+  effects list [--status s] [--kind k] [--limit n] [--json] | revive --ids a,b   the effects ledger`;
 
 const [command, ...rest] = process.argv.slice(2);
 if (command === 'schema') process.exit(schemaCommand(rest)); // offline: needs neither a database nor a broker
@@ -34,6 +39,13 @@ const { values, positionals } = parseArgs({
     transport: { type: 'string', default: 'kafka' },
     json: { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
+    url: { type: 'string' },
+    kinds: { type: 'string' },
+    kind: { type: 'string' },
+    rate: { type: 'string' },
+    concurrency: { type: 'string' },
+    body: { type: 'string' },
+    lookup: { type: 'boolean', default: false },
   },
 });
 
@@ -57,6 +69,25 @@ try {
       transport: values.transport,
       json: values.json,
       dryRun: values['dry-run'],
+    });
+  } else if (command === 'sender') {
+    process.exitCode = await senderCommand(db, {
+      schema: values.schema,
+      url: values.url,
+      kinds: values.kinds,
+      rate: values.rate,
+      concurrency: values.concurrency,
+      body: values.body,
+      lookup: values.lookup,
+    });
+  } else if (command === 'effects') {
+    process.exitCode = await effectsCommand(db, positionals[0], {
+      schema: values.schema,
+      status: values.status,
+      kind: values.kind,
+      ids: values.ids,
+      limit: values.limit,
+      json: values.json,
     });
   } else {
     console.error(usage);

@@ -1,27 +1,16 @@
 // `effectively dlq` against the real PostgreSQL (redrive through the postgres transport: no broker needed).
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { deadLetterStore } from '../../src/deadletter/store.ts';
 import { encodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { EffectivelyError } from '../../src/errors.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
+import { runCli } from '../support/cli.ts';
 import { freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
-const cli = fileURLToPath(new URL('../../bin/effectively.js', import.meta.url));
-const run = async (...args: string[]) => {
-  try {
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, ...args]);
-    return { code: 0, stdout };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string };
-    return { code: failed.code, stdout: failed.stdout };
-  }
-};
+const run = runCli;
 
 test('dlq list, redrive --dry-run, redrive and discard from the command line', async (t) => {
   if (!(await needs(t, 'postgres'))) return;

@@ -8,9 +8,10 @@ import { migrate } from '../../src/db/migrate.ts';
 import { pgliteDb } from '../../src/db/pglite.ts';
 import type { Db } from '../../src/db/port.ts';
 import { createEffects } from '../../src/effects/ledger.ts';
-import type { PendingEffect, ProviderError } from '../../src/effects/provider.ts';
+import type { ProviderError } from '../../src/effects/provider.ts';
 import { createSender, type SenderOptions } from '../../src/effects/sender.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
+import { pendingEffect } from '../support/effects.ts';
 import { eventually } from '../support/fixtures.ts';
 
 async function provider(t: TestContext): Promise<EmailProvider> {
@@ -29,15 +30,7 @@ function post(server: EmailProvider, body: unknown, key?: string) {
   });
 }
 
-const effect = (payload: unknown, id = 'e-1'): PendingEffect => ({
-  id,
-  key: 'order-1',
-  kind: 'email',
-  payload,
-  attempts: 1,
-  inDoubt: false,
-  createdAt: new Date(),
-});
+const effect = (payload: unknown, id = 'e-1') => pendingEffect(payload, id);
 
 test('same Idempotency-Key: the same response again and no second send; another body under it is refused', async (t) => {
   const server = await provider(t);
