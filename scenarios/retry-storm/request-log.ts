@@ -30,14 +30,3 @@ export function recordRequests(url: string, onRequest?: (at: number) => void): R
     stop: () => diagnostics.unsubscribe('http.server.request.start', listener),
   };
 }
-
-/** The most requests seen in any window of `windowMs` (a sliding window: every start time is tried). */
-export function maxPerWindow(times: readonly number[], windowMs = 1000): number {
-  let most = 0;
-  let first = 0;
-  for (let last = 0; last < times.length; last++) {
-    while (times[last]! - times[first]! >= windowMs) first += 1;
-    most = Math.max(most, last - first + 1);
-  }
-  return most;
-}

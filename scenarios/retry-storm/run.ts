@@ -2,10 +2,12 @@
 // in its transaction, a sender calls the reference e-mail provider over HTTP through a rate limiter and a circuit
 // breaker, and the provider answers 503 for the first `outageMs` of traffic. The breaker opens (and pauses the
 // consumer), probes, closes when the provider is back; the backlog then drains at the provider's limit, not faster.
+
 import { emailProviderClient } from '../../examples/email-provider/client.ts';
 import { startEmailProvider } from '../../examples/email-provider/server.ts';
 import { type BackpressureSnapshot, backpressureMetrics } from '../../src/backpressure/metrics.ts';
 import { pauseWhileOpen } from '../../src/backpressure/pause-while-open.ts';
+import { maxPerWindow } from '../../src/backpressure/rate-window.ts';
 import { createConsumer } from '../../src/consumer/consumer.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import type { Db } from '../../src/db/port.ts';
@@ -16,7 +18,7 @@ import { silentLogger } from '../../src/observability/logger.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import type { Transport } from '../../src/transport/port.ts';
 import { auditSends, confirmation, type OrderPlaced, publishOrders } from './orders.ts';
-import { maxPerWindow, recordRequests } from './request-log.ts';
+import { recordRequests } from './request-log.ts';
 
 export interface RetryStormOptions {
   db: Db;

@@ -1,10 +1,12 @@
 // Effects: scheduled once per (key, kind) in the handler's transaction, performed by senders with the effect's id as
 // idempotency key, against the reference e-mail provider. Real PostgreSQL (skipped without it) and PGlite.
+
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { type TestContext, test } from 'node:test';
 import { emailProviderClient } from '../../examples/email-provider/client.ts';
 import { type EmailProvider, startEmailProvider } from '../../examples/email-provider/server.ts';
+import { maxPerWindow } from '../../src/backpressure/rate-window.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { pgliteDb } from '../../src/db/pglite.ts';
 import type { Db } from '../../src/db/port.ts';
@@ -205,17 +207,6 @@ async function embedded(t: TestContext): Promise<Env> {
   return (await databases[1]![1](t))!;
 }
 
-/** The most calls inside any window of `windowMs` (sorted times). */
-function busiestWindow(times: number[], windowMs: number): number {
-  let most = 0;
-  let first = 0;
-  for (let last = 0; last < times.length; last++) {
-    while (times[last]! - times[first]! >= windowMs) first += 1;
-    most = Math.max(most, last - first + 1);
-  }
-  return most;
-}
-
 test('pglite: the breaker opens on a failing provider, pauses the sender, half-opens and resumes', async (t) => {
   const env = await embedded(t);
   const server = await provider(t);
@@ -284,7 +275,7 @@ test('pglite: under a backlog the sender holds the rate limit (virtual time: inj
     await s.close();
   }
   assert.equal(calls.length, 50);
-  assert.ok(busiestWindow(calls, 1000) <= 11, `at most 10/s (+1 burst) in any second: ${busiestWindow(calls, 1000)}`);
+  assert.ok(maxPerWindow(calls, 1000) <= 11, `at most 10/s (+1 burst) in any second: ${maxPerWindow(calls, 1000)}`);
   assert.ok(calls.at(-1)! - calls[0]! >= 4900, `50 calls at 10/s take 4.9 s: ${calls.at(-1)! - calls[0]!} ms`);
   assert.equal(s.limiter?.perSecond, 10);
 });

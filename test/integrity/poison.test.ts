@@ -2,64 +2,45 @@
 // redrive after the fix (crashing once between send and mark, then resumed) applies each event exactly once. The naive
 // twin (no dead letters: a record that keeps failing stops its partition) must leave events stuck.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { runPoison } from '../../scenarios/poison/run.ts';
+import { type TestContext, test } from 'node:test';
+import { type PoisonOptions, type PoisonResult, runPoison } from '../../scenarios/poison/run.ts';
 import { pgliteDb } from '../../src/db/pglite.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { freshSchema, freshTopic } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
 const quiet = () => undefined;
+const size = { events: 400, partitions: 4, poison: 4, log: quiet };
 
-test('embedded: poison at the head is dead-lettered, the rest flows, the redrive applies each event once', async (t) => {
-  const db = await pgliteDb();
-  t.after(() => db.close());
-  const transport = postgresTransport({ db, schema: 'poison', pollIntervalMs: 10 });
-  const r = await runPoison({
-    db,
-    transport,
-    schema: 'poison',
-    topic: 'tickets',
-    events: 400,
-    partitions: 4,
-    poison: 4,
-    log: quiet,
-  });
-  assert.equal(r.applied + r.dead, 400);
+function assertRecovered(r: PoisonResult): void {
+  assert.equal(r.applied + r.dead, 400, 'before the fix every event is applied or dead');
   assert.equal(r.dead, 4);
   assert.equal(r.redriven, 4);
   assert.equal(r.recoveredTransient, 4, 'the flaky events recovered in place');
   assert.equal(r.duplicated, 0);
   assert.equal(r.lost, 0);
+}
+
+/** The poison run on PGlite with the `postgres` transport. */
+async function embedded(t: TestContext, options: Partial<PoisonOptions> = {}): Promise<PoisonResult> {
+  const db = await pgliteDb();
+  t.after(() => db.close());
+  const transport = postgresTransport({ db, schema: 'poison', pollIntervalMs: 10 });
+  return runPoison({ db, transport, schema: 'poison', topic: 'tickets', ...size, ...options });
+}
+
+test('embedded: poison at the head is dead-lettered, the rest flows, the redrive applies each event once', async (t) => {
+  assertRecovered(await embedded(t));
 });
 
 test('kafka: poison at the head is dead-lettered, the rest flows, the redrive applies each event once', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
   const { transport, topic } = await freshTopic(t, 4);
-  const r = await runPoison({ db, transport, schema, topic, events: 400, partitions: 4, poison: 4, log: quiet });
-  assert.equal(r.applied + r.dead, 400);
-  assert.equal(r.dead, 4);
-  assert.equal(r.redriven, 4);
-  assert.equal(r.duplicated, 0);
-  assert.equal(r.lost, 0);
+  assertRecovered(await runPoison({ db, transport, schema, topic, ...size }));
 });
 
 test('naive twin: without dead letters the poisoned partition stops and events are stuck', async (t) => {
-  const db = await pgliteDb();
-  t.after(() => db.close());
-  const transport = postgresTransport({ db, schema: 'poison', pollIntervalMs: 10 });
-  const r = await runPoison({
-    db,
-    transport,
-    schema: 'poison',
-    topic: 'tickets',
-    events: 400,
-    partitions: 4,
-    poison: 4,
-    mode: 'stop-on-poison',
-    settleMs: 8000,
-    log: quiet,
-  });
+  const r = await embedded(t, { mode: 'stop-on-poison', settleMs: 8000 });
   assert.ok(r.lost > 0, `events stuck behind the poison (lost=${r.lost})`);
 });

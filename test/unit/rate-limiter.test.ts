@@ -1,7 +1,9 @@
 // The token bucket in virtual time: an injected clock, so the assertions count calls, never wall-clock durations.
+
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRateLimiter } from '../../src/backpressure/rate-limiter.ts';
+import { maxPerWindow } from '../../src/backpressure/rate-window.ts';
 
 function virtualClock(start = 1_000_000) {
   let time = start;
@@ -17,17 +19,6 @@ function virtualClock(start = 1_000_000) {
   };
 }
 
-/** The most calls inside any window of `windowMs` (sorted times). */
-function busiestWindow(times: number[], windowMs: number): number {
-  let most = 0;
-  let first = 0;
-  for (let last = 0; last < times.length; last++) {
-    while (times[last]! - times[first]! >= windowMs) first += 1;
-    most = Math.max(most, last - first + 1);
-  }
-  return most;
-}
-
 test('under a backlog the limiter holds its rate: perSecond per second, plus the burst once', () => {
   const clock = virtualClock();
   const limiter = createRateLimiter({ perSecond: 20, burst: 5, now: clock.now });
@@ -39,10 +30,10 @@ test('under a backlog the limiter holds its rate: perSecond per second, plus the
   }
   // The full bucket at 0 ms, then one token every 50 ms up to 9999 ms.
   assert.equal(calls.length, 5 + Math.floor(9999 / 50), 'the full bucket, then 20 per second for 10 s');
-  assert.ok(busiestWindow(calls, 1000) <= 20 + 5, `at most rate + burst in any second: ${busiestWindow(calls, 1000)}`);
+  assert.ok(maxPerWindow(calls, 1000) <= 20 + 5, `at most rate + burst in any second: ${maxPerWindow(calls, 1000)}`);
   // After the first burst, the steady state is exactly the rate.
   const later = calls.filter((time) => time >= calls[0]! + 2000);
-  assert.ok(busiestWindow(later, 1000) <= 21);
+  assert.ok(maxPerWindow(later, 1000) <= 21);
 });
 
 test('the default burst of 1 never lets more than perSecond + 1 through in any second', () => {
@@ -54,7 +45,7 @@ test('the default burst of 1 never lets more than perSecond + 1 through in any s
     while (limiter.tryTake()) calls.push(clock.now());
     clock.advance(3);
   }
-  assert.ok(busiestWindow(calls, 1000) <= 8, `busiest second: ${busiestWindow(calls, 1000)}`);
+  assert.ok(maxPerWindow(calls, 1000) <= 8, `busiest second: ${maxPerWindow(calls, 1000)}`);
   assert.ok(calls.length >= 35 && calls.length <= 36, `about 7/s over 5 s: ${calls.length}`);
 });
 
