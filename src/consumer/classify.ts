@@ -1,4 +1,6 @@
-import { EffectivelyError } from '../errors.ts';
+import type { Queryable } from '../db/port.ts';
+import { isConnectionLost } from '../db/sqlstate.ts';
+import { EffectivelyError, ErrorCodes } from '../errors.ts';
 
 /**
  * What else counts as permanent (dead-lettered at once, never retried): error classes (`instanceof`) and codes
@@ -14,4 +16,20 @@ export function isPermanent(error: unknown, permanent: PermanentErrors = []): bo
   if (error instanceof EffectivelyError) return !error.retryable;
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   return permanent.some((match) => (typeof match === 'string' ? match === code : error instanceof match));
+}
+
+/**
+ * Whether a failure is an outage (nobody's fault: wait, count no attempt) rather than the record's: the schema registry
+ * unreachable, or a lost connection while the consumer's own database indeed does not answer. A refused connection
+ * of the handler's own (a third-party call) with the database up is the record's failure, counted like any other.
+ */
+export function outageProbe(db: Queryable): (error: unknown) => Promise<boolean> {
+  return async (error) => {
+    if (error instanceof EffectivelyError) return error.code === ErrorCodes.EFF_SCHEMA_REGISTRY_UNAVAILABLE;
+    if (!isConnectionLost(error)) return false;
+    return db.query('SELECT 1').then(
+      () => false,
+      () => true,
+    );
+  };
 }

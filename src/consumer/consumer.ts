@@ -1,9 +1,8 @@
 import { assertIdentifier } from '../db/identifiers.ts';
 import { loadSql } from '../db/sql.ts';
-import { isConnectionLost } from '../db/sqlstate.ts';
 import { deadLetterStore } from '../deadletter/store.ts';
 import { decodeEvent } from '../envelope/cloudevents.ts';
-import { EffectivelyError, ErrorCodes, invalidOptions } from '../errors.ts';
+import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
 import { errorFields, stderrLogger } from '../observability/logger.ts';
 import { fullJitter } from '../observability/sleep.ts';
@@ -18,7 +17,7 @@ import type {
 } from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
 import { createApplier, type Decoded, HandlerFailure } from './apply.ts';
-import { isPermanent } from './classify.ts';
+import { isPermanent, outageProbe } from './classify.ts';
 import { createDrainer } from './key-order/drain.ts';
 import { KeyOrder } from './key-order/key-order.ts';
 import type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
@@ -29,14 +28,6 @@ import { Settler } from './settle.ts';
 import type { Outcome } from './types.ts';
 
 export type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
-
-/** The database or the schema registry went away: the record being applied is not at fault. */
-function isOutage(error: unknown): boolean {
-  return (
-    isConnectionLost(error) ||
-    (error instanceof EffectivelyError && error.code === ErrorCodes.EFF_SCHEMA_REGISTRY_UNAVAILABLE)
-  );
-}
 
 /** The position after a committed range. */
 function nextPosition(range: Decoded[]): TopicPartitionOffset {
@@ -69,6 +60,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   const groupSettings = loadSql(import.meta.url, 'group-settings.sql', schema);
   const applyIn = createApplier({ group, handler, batchHandler, dedup: loadSql(import.meta.url, 'dedup.sql', schema) });
   const decode = options.decode ?? decodeEvent;
+  const isOutage = outageProbe(db);
   const retryTopics = options.retryTopics ? new RetryTopics(options.topics, options.retryTopics) : undefined;
   const keyOrder = options.keyOrdered ? new KeyOrder(schema, group) : undefined;
 
@@ -105,6 +97,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         retryTopics: retryTopics !== undefined,
         intervalMs: options.drainIntervalMs ?? 1000,
         decode,
+        isOutage,
         logger,
         onOutcome: options.onOutcome,
       })
@@ -181,7 +174,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
 
   /** A record that cannot be applied now: forwarded, dead-lettered, or retried in place; false when the batch stops. */
   async function failed(record: IncomingRecord, error: unknown, control: BatchControl): Promise<boolean> {
-    if (isOutage(error)) {
+    if (await isOutage(error)) {
       // The database went away (a restart, a network cut): the record is not at fault, so this is no attempt of it.
       // Only its partition waits, with a growing backoff, as long as the outage lasts; nothing is dead-lettered.
       outages += 1;

@@ -1,4 +1,5 @@
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
+import { keyToSend } from '../transport/key.ts';
 import type { IncomingRecord, OutgoingRecord } from '../transport/port.ts';
 
 /**
@@ -100,7 +101,7 @@ export class RetryTopics {
     headers[RetryHeaders.errorStack] = (failure.stack ?? '').slice(0, maxStack);
     return {
       topic: next === null ? deadLetterTopicName(main) : retryTopicName(main, next),
-      key: record.key?.toString('utf8') ?? null,
+      key: keyToSend(record.key),
       value: record.value,
       headers,
     };

@@ -1,5 +1,5 @@
 -- Dead letters by status, optionally one consumer / topic / code / ids / first-failure time range, oldest first.
-SELECT id::text AS id, consumer, topic, partition, "offset"::text AS "offset", event_id::text AS event_id, key, headers,
+SELECT id::text AS id, consumer, topic, partition, "offset"::text AS "offset", event_id::text AS event_id, key, key_bytes, headers,
        payload, code, reason, attempts, first_failed_at, last_failed_at, status
   FROM :schema.dead_letters
  WHERE status = $1

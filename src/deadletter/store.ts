@@ -2,6 +2,7 @@ import type { Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import type { FaultInjector } from '../observability/faults.ts';
+import { keyText, keyToSend } from '../transport/key.ts';
 import type { IncomingRecord, Producer } from '../transport/port.ts';
 
 export type DeadLetterStatus = 'dead' | 'redriven' | 'discarded';
@@ -15,7 +16,10 @@ export interface DeadLetter {
   offset: string;
   /** The event's id, when the record had a valid one. */
   eventId: string | null;
+  /** The key as text, or null when it has none or it is not text (then see `keyBytes`). */
   key: string | null;
+  /** The key's bytes as the record came with them. */
+  keyBytes: Buffer | null;
   headers: Record<string, Buffer>;
   payload: Buffer | null;
   code: string;
@@ -63,6 +67,7 @@ interface Row extends Record<string, unknown> {
   offset: string;
   event_id: string | null;
   key: string | null;
+  key_bytes: Buffer | null;
   headers: Record<string, string>;
   payload: Buffer | null;
   code: string;
@@ -102,6 +107,7 @@ function toLetter(row: Row): DeadLetter {
     offset: row.offset,
     eventId: row.event_id,
     key: row.key,
+    keyBytes: row.key_bytes,
     headers,
     payload: row.payload,
     code: row.code,
@@ -156,13 +162,14 @@ export function deadLetterStore(options: { schema?: string } = {}) {
         record.partition,
         record.offset,
         input.eventId,
-        record.key?.toString('utf8') ?? null,
+        keyText(record.key),
         JSON.stringify(headers),
         record.value,
         input.code ?? codeOf(input.error),
         input.reason ?? reasonOf(input.error),
         input.attempts,
         input.firstFailedAt,
+        record.key,
       ]);
       return rows[0]?.id;
     },
@@ -182,7 +189,8 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       filter: DeadLetterFilter = {},
       options: RedriveOptions = {},
     ): Promise<DeadLetter[]> {
-      const letters = await list(db, { ...filter, status: 'dead' });
+      // Every matching letter unless told a limit (the list's default page is for reading, not for a bulk redrive).
+      const letters = await list(db, { limit: 1_000_000, ...filter, status: 'dead' });
       if (!options.force && letters.length > 0) {
         const { rows } = await db.query<{ id: string; keep_ms: string }>(sql.beyondRetention, [
           letters.map((letter) => letter.id),
@@ -190,7 +198,7 @@ export function deadLetterStore(options: { schema?: string } = {}) {
         if (rows.length > 0) {
           throw new EffectivelyError(
             ErrorCodes.EFF_REDRIVE_BEYOND_RETENTION,
-            `${rows.length} dead letter(s) first failed longer ago than their group keeps dedup rows (${rows[0]!.keep_ms} ms): ` +
+            `${rows.length} dead letter(s) first failed longer ago than a consumer group keeps dedup rows (${rows[0]!.keep_ms} ms): ` +
               `a replay the dedup table no longer covers could apply them twice; check they were never applied, then force`,
             { details: { ids: rows.map((row) => row.id) } },
           );
@@ -205,7 +213,7 @@ export function deadLetterStore(options: { schema?: string } = {}) {
         await producer.send(
           chunk.map((letter) => ({
             topic: letter.topic,
-            key: letter.key,
+            key: letter.keyBytes ? keyToSend(letter.keyBytes) : letter.key,
             value: letter.payload,
             headers: letter.headers,
           })),

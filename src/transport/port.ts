@@ -9,7 +9,8 @@ export type Headers = Record<string, Buffer>;
 
 export interface OutgoingRecord {
   topic: string;
-  key: string | null;
+  /** Text, or bytes for a record that came with a key that is not text (forwarded or redriven as it came). */
+  key: string | Buffer | null;
   value: Buffer | null;
   headers: Record<string, string | Buffer>;
 }

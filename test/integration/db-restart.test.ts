@@ -111,3 +111,40 @@ test('naive twin: apply, log the error and move on loses the records of the outa
     await producer.close();
   }
 });
+
+test('a refused call of the handler (a third party) with the database up is the record’s failure, not an outage', async (t) => {
+  const { pgliteDb } = await import('../../src/db/pglite.ts');
+  const { migrate } = await import('../../src/db/migrate.ts');
+  const { postgresTransport } = await import('../../src/transport/postgres/transport.ts');
+  const { deadLetterStore } = await import('../../src/deadletter/store.ts');
+  const db = await pgliteDb();
+  t.after(() => db.close());
+  await migrate(db, { schema: 'refused' });
+  const transport = postgresTransport({ db, schema: 'refused', pollIntervalMs: 10 });
+  await transport.admin().createTopics([{ topic: 'orders', partitions: 1 }]);
+  let calls = 0;
+  const consumer = createConsumer({
+    db,
+    transport,
+    group: 'g',
+    topics: ['orders'],
+    schema: 'refused',
+    logger: silentLogger,
+    maxAttempts: 2,
+    retry: { baseMs: 20, capMs: 50 },
+    handler: async () => {
+      calls += 1;
+      throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' });
+    },
+  });
+  const producer = transport.producer();
+  t.after(async () => {
+    await consumer.close();
+    await producer.close();
+  });
+  await consumer.start();
+  await producer.send([encodeEvent(createEvent({ topic: 'orders', type: 'x', source: '/t', key: 'k', data: {} }))]);
+  const store = deadLetterStore({ schema: 'refused' });
+  await eventually(async () => (await store.list(db)).length === 1, 30_000, 'the dead letter after maxAttempts');
+  assert.equal(calls, 2, 'counted as attempts');
+});

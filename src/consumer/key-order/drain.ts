@@ -1,6 +1,5 @@
 import type { Db } from '../../db/port.ts';
 import type { Event } from '../../envelope/event.ts';
-import { EffectivelyError } from '../../errors.ts';
 import { errorFields, type Logger } from '../../observability/logger.ts';
 import type { IncomingRecord } from '../../transport/port.ts';
 import { type ApplyIn, HandlerFailure } from '../apply.ts';
@@ -21,6 +20,7 @@ export interface DrainerOptions {
   logger: Logger;
   onOutcome: ((event: Event, outcome: Outcome) => void) | undefined;
   decode: (record: IncomingRecord) => Event | Promise<Event>;
+  isOutage: (error: unknown) => Promise<boolean>;
 }
 
 /**
@@ -62,8 +62,10 @@ export function createDrainer(options: DrainerOptions) {
   }
 
   async function failed({ id, record }: Parked, error: unknown): Promise<void> {
+    // An outage is nobody's fault: the record stays parked and the next pass tries again, counting nothing.
+    if (await options.isOutage(error)) return;
     const attempts = (failures.get(id) ?? 0) + 1;
-    const permanent = error instanceof EffectivelyError && !error.retryable;
+    const permanent = settler.ctx.isPermanent(error);
     logger.warn('parked record failed', {
       topic: record.topic,
       offset: record.offset,

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
 import type { Event } from '../../envelope/event.ts';
+import { keyId } from '../../transport/key.ts';
 import type { IncomingRecord } from '../../transport/port.ts';
 
 const files = {
@@ -52,14 +53,14 @@ export class KeyOrder {
    * itself (a redrive) passes and is applied, which releases the hold.
    */
   async park(tx: Queryable, topic: string, items: { event: Event; record: IncomingRecord }[]): Promise<Set<number>> {
-    const keys = [...new Set(items.map((item) => item.record.key?.toString('utf8')).filter((k) => k !== undefined))];
+    const keys = [...new Set(items.flatMap(({ record }) => (record.key ? [keyId(record.key)] : [])))];
     const parked = new Set<number>();
     if (keys.length === 0) return parked;
     const { rows } = await tx.query<{ key: string; holder: string }>(this.#sql.holds, [this.group, topic, keys]);
     if (rows.length === 0) return parked;
     const holders = new Map(rows.map((row) => [row.key, row.holder]));
     for (const [index, { event, record }] of items.entries()) {
-      const key = record.key?.toString('utf8');
+      const key = record.key ? keyId(record.key) : undefined;
       const holder = key === undefined ? undefined : holders.get(key);
       if (holder === undefined || holder === event.id) continue;
       const headers: Record<string, string> = {};
@@ -81,8 +82,7 @@ export class KeyOrder {
 
   /** In the transaction that gave up on (forwarded or dead-lettered) a record of the main topic: holds its key. */
   async hold(tx: Queryable, record: IncomingRecord, eventId: string): Promise<void> {
-    const key = record.key?.toString('utf8');
-    if (key !== undefined) await tx.query(this.#sql.hold, [this.group, record.topic, key, eventId]);
+    if (record.key) await tx.query(this.#sql.hold, [this.group, record.topic, keyId(record.key), eventId]);
   }
 
   /** In the transaction that applied `eventIds`: the holds they were holders of are released. */
@@ -116,7 +116,7 @@ export class KeyOrder {
         topic,
         partition: row.partition!,
         offset: row.offset!,
-        key: Buffer.from(key),
+        key: Buffer.from(key, 'base64'),
         value: row.payload,
         headers,
         timestamp: row.ts ?? Date.now(),

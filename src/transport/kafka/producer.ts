@@ -8,7 +8,7 @@ type ClientProducer = ReturnType<Kafka['producer']>;
 function groupByTopic(records: readonly OutgoingRecord[]) {
   const byTopic = new Map<
     string,
-    { key: string | null; value: Buffer | null; headers: Record<string, string | Buffer> }[]
+    { key: string | Buffer | null; value: Buffer | null; headers: Record<string, string | Buffer> }[]
   >();
   for (const record of records) {
     const messages = byTopic.get(record.topic) ?? [];

@@ -3,6 +3,12 @@ import { loadSqlSet } from '../../db/sql.ts';
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import type { OutgoingRecord, Producer } from '../port.ts';
 import { encodeHeaders, partitionOf } from './codec.ts';
+
+/** The log keeps keys as text (a record keyed by bytes elsewhere keeps their UTF-8 reading here). */
+function textKey(key: string | Buffer | null): string | null {
+  return typeof key === 'string' || key === null ? key : key.toString('utf8');
+}
+
 import type { ResolvedPostgresOptions } from './options.ts';
 
 const files = { ensureTopic: 'sql/ensure-topic.sql', reserve: 'sql/reserve.sql', append: 'sql/append.sql' };
@@ -48,7 +54,7 @@ export class PostgresProducer implements Producer {
           partitions = rows[0]!.partitions;
           this.#partitions.set(record.topic, partitions);
         }
-        const partition = partitionOf(record.key, partitions);
+        const partition = partitionOf(textKey(record.key), partitions);
         const id = `${record.topic}\u0000${String(partition).padStart(6, '0')}`;
         const group = groups.get(id) ?? { topic: record.topic, partition, records: [] };
         group.records.push(record);
@@ -67,7 +73,7 @@ export class PostgresProducer implements Producer {
           topic,
           partition,
           rows[0]!.first,
-          batch.map((record) => record.key),
+          batch.map((record) => textKey(record.key)),
           batch.map((record) => encodeHeaders(record.headers)),
           batch.map((record) => record.value),
         ]);
