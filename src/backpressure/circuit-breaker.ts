@@ -23,7 +23,7 @@ export interface CircuitBreakerOptions {
   openMs?: number;
   /** Probe calls let through while half-open; all must succeed to close it, one failure opens it again (default 1). */
   halfOpenCalls?: number;
-  /** The clock, in milliseconds (default `Date.now`). Inject one to test in virtual time. */
+  /** The clock, in milliseconds (default `performance.now()`: monotonic, a wall-clock step does not stall it). Inject one to test in virtual time. */
   now?: () => number;
 }
 
@@ -62,7 +62,7 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
   if (!(Number.isInteger(halfOpenCalls) && halfOpenCalls >= 1)) {
     throw invalidOptions('halfOpenCalls', 'a positive integer');
   }
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => performance.now());
   const listeners = new Set<(change: CircuitStateChange) => void>();
   /** Outcomes in the window, oldest first: [time, failed]. */
   const outcomes: [number, boolean][] = [];

@@ -6,7 +6,7 @@ export interface RateLimiterOptions {
   perSecond: number;
   /** Calls allowed at once after a quiet spell: the bucket's size (default 1: never more than `perSecond` + 1 in any second). */
   burst?: number;
-  /** The clock, in milliseconds (default `Date.now`). Inject one to test in virtual time. */
+  /** The clock, in milliseconds (default `performance.now()`: monotonic, a wall-clock step does not stall it). Inject one to test in virtual time. */
   now?: () => number;
   /** How `take` waits (default a real, abortable `sleep`). Inject one that advances a virtual clock to test. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -31,7 +31,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const burst = options.burst ?? 1;
   if (!(perSecond > 0 && Number.isFinite(perSecond))) throw invalidOptions('perSecond', 'a positive, finite number');
   if (!(Number.isInteger(burst) && burst >= 1)) throw invalidOptions('burst', 'an integer of at least 1');
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => performance.now());
   const wait = options.sleep ?? realSleep;
   const perMs = perSecond / 1000;
   let tokens = burst;

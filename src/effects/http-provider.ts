@@ -96,6 +96,8 @@ export function httpProvider(options: HttpProviderOptions): HttpProvider {
       const response = await fetch(target, {
         ...init,
         headers,
+        // A redirect would turn the POST into a body-less GET whose 200 reads as "sent": a 3xx is refused instead.
+        redirect: 'manual',
         signal: timer ? AbortSignal.any([signal, timer]) : signal,
       });
       return { response, text: await response.text() };

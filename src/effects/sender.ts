@@ -48,7 +48,7 @@ export interface SenderOptions {
   rateLimit?: RateLimiterOptions | RateLimiter;
   /** Pauses all calls while the provider keeps failing: options, a shared breaker, or `false` (default: the defaults of `createCircuitBreaker`). */
   breaker?: CircuitBreakerOptions | CircuitBreaker | false;
-  /** The clock of the limiter, the breaker and Retry-After holds, in ms (default `Date.now`). */
+  /** The clock of the limiter, the breaker and Retry-After holds, in ms (default `performance.now()`, monotonic). */
   now?: () => number;
   /** How the sender waits (default a real, abortable sleep). With `now`, lets a test run in virtual time. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -127,7 +127,8 @@ export function createSender(options: SenderOptions): Sender {
   if (!(baseMs >= 0 && capMs >= baseMs)) throw invalidOptions('retry', 'baseMs >= 0 and capMs >= baseMs');
   if (typeof options.provider !== 'function') throw invalidOptions('provider', 'a function');
   const kinds = options.kinds && options.kinds.length > 0 ? options.kinds : null;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => performance.now());
+  const maxRetryAfterMs = 3_600_000;
   const wait = options.sleep ?? realSleep;
   const random = options.random ?? Math.random;
   const logger = options.logger ?? stderrLogger;
@@ -170,9 +171,11 @@ export function createSender(options: SenderOptions): Sender {
       return;
     }
     const { error, failure, code } = outcome;
-    if (outcome.retryAfterMs !== undefined) holdUntil = Math.max(holdUntil, now() + outcome.retryAfterMs);
+    // A provider's Retry-After is honoured up to an hour: an absurd one must not stop the sender for weeks.
+    const retryAfter = outcome.retryAfterMs === undefined ? undefined : Math.min(outcome.retryAfterMs, maxRetryAfterMs);
+    if (retryAfter !== undefined) holdUntil = Math.max(holdUntil, now() + retryAfter);
     if (failure !== 'permanent' && effect.attempts < maxAttempts) {
-      const delayMs = Math.max(fullJitter(effect.attempts, baseMs, capMs, random), outcome.retryAfterMs ?? 0);
+      const delayMs = Math.max(fullJitter(effect.attempts, baseMs, capMs, random), retryAfter ?? 0);
       const inDoubt = outcome.inDoubt;
       if (await claims.retry(db, effect, { delayMs, inDoubt, code, error: reasonOf(error) })) counts.retried += 1;
       return;

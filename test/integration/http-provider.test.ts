@@ -114,3 +114,18 @@ test('default body { id, key, kind, payload }, extra headers, 2xx without JSON; 
   assert.throws(() => httpProvider({ url: 'not a url' }), { code: 'EFF_INVALID_OPTIONS' });
   assert.throws(() => httpProvider({ url, timeoutMs: 0 }), { code: 'EFF_INVALID_OPTIONS' });
 });
+
+test('a redirect is refused (permanent), never followed as a body-less GET that would read as sent', async (t) => {
+  const methods: string[] = [];
+  const server = createServer((request, response) => {
+    methods.push(`${request.method} ${request.url}`);
+    if (request.url === '/moved') response.writeHead(200).end('{}');
+    else response.writeHead(302, { location: '/moved' }).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/emails`;
+  const e = effect({ n: 1 }, 'id-2');
+  await assert.rejects(httpProvider({ url })(e, context(e)), (error: ProviderError) => error.failure === 'permanent');
+  assert.deepEqual(methods, ['POST /emails'], 'the redirect was not followed');
+});
