@@ -7,7 +7,7 @@ import type { Consumer, IncomingRecord, Producer } from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
 import type { KeyOrder } from './key-order/key-order.ts';
 import type { ConsumerOptions } from './options.ts';
-import type { RetryTopics } from './retry-topics.ts';
+import { originalOf, type RetryTopics } from './retry-topics.ts';
 
 /** What the consumer knows once it runs, and what settling a record needs of it. */
 export interface SettleContext {
@@ -34,6 +34,13 @@ export interface KeepInput {
   firstFailedAt: Date;
   code?: string;
   reason?: string;
+}
+
+/** Sends of a forwarded record before it is kept as a dead letter in the database instead. */
+const maxForwardAttempts = 8;
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /** What is moved past: a record of the transport (its offset), or a parked record (its row in `parked_records`). */
@@ -136,6 +143,14 @@ export class Settler {
         break;
       } catch (sendError) {
         logger.warn('could not forward a failed record; retrying', { to: outgoing.topic, ...errorFields(sendError) });
+        if (attempt >= maxForwardAttempts) {
+          // A send that keeps failing (a record grown too large by the headers, a topic that cannot be written) must
+          // not stop the partition: the record is kept as a dead letter in the database instead.
+          const original = originalOf(record);
+          const reason = `${reasonOf(error)}; forwarding to ${outgoing.topic} failed: ${reasonOf(sendError)}`;
+          const input = { record: original.record, error, attempts, firstFailedAt: original.firstFailedAt, reason };
+          return this.giveUp(consumed, input, signal);
+        }
         await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
       }
     }

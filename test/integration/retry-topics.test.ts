@@ -113,3 +113,62 @@ test('embedded: failing records go through the retry topics to the DLT; the part
   await transport.admin().createTopics([{ topic: 'orders', partitions: 2 }]);
   await retryThroughTopics(db, schema, transport, 'orders');
 });
+
+test('embedded: a retry topic that cannot be written: the record becomes a dead letter, the partition moves on', async (t) => {
+  const db = await pgliteDb();
+  t.after(() => db.close());
+  const schema = 'unwritable';
+  await migrate(db, { schema });
+  const inner = postgresTransport({ db, schema, pollIntervalMs: 10 });
+  await inner.admin().createTopics([{ topic: 'orders', partitions: 1 }]);
+  // The same transport, except that nothing can be written to the first retry topic.
+  const transport: Transport = {
+    ...inner,
+    name: inner.name,
+    consumer: (options) => inner.consumer(options),
+    admin: () => inner.admin(),
+    producer: (options) => {
+      const producer = inner.producer(options);
+      return {
+        ...producer,
+        connect: () => producer.connect(),
+        close: () => producer.close(),
+        send: async (records) => {
+          if (records.some((r) => r.topic.endsWith('-retry-1'))) throw new Error('RecordTooLarge');
+          await producer.send(records);
+        },
+      };
+    },
+  };
+  const applied: number[] = [];
+  const consumer = createConsumer({
+    db,
+    transport,
+    group: 'g',
+    topics: ['orders'],
+    schema,
+    logger: silentLogger,
+    retry: { baseMs: 1, capMs: 5 },
+    retryTopics: { delaysMs: [100] },
+    handler: async (event) => {
+      const { n } = event.data as { n: number };
+      if (n === 1) throw new TransientError('down');
+    },
+    onOutcome: (event, outcome) => {
+      if (outcome === 'applied') applied.push((event.data as { n: number }).n);
+    },
+  });
+  const producer = inner.producer();
+  t.after(async () => {
+    await consumer.close();
+    await producer.close();
+  });
+  await consumer.start();
+  const make = (n: number) => createEvent({ topic: 'orders', type: 'x', source: '/t', key: 'k', data: { n } });
+  await producer.send([make(0), make(1), make(2)].map(encodeEvent));
+  const store = deadLetterStore({ schema });
+  await eventually(async () => applied.length === 2 && (await store.list(db)).length === 1, 30_000, 'settled');
+  const [letter] = await store.list(db);
+  assert.match(letter!.reason, /forwarding to orders-retry-1 failed: .*RecordTooLarge/);
+  assert.deepEqual(applied, [0, 2]);
+});
