@@ -125,14 +125,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
   const alive = (child: Child) => child.process.exitCode === null && child.process.signalCode === null;
 
-  async function kill(role: Role, armed: boolean): Promise<void> {
+  /** Kills `role`'s child (at its next named hop when `armed`); true once it died of the SIGKILL. */
+  async function kill(role: Role, armed: boolean): Promise<boolean> {
     let child = children.get(role);
     // A child that just died is being replaced: aim at its successor (a finished writer is not replaced).
     for (let i = 0; child && !alive(child) && child.process.exitCode !== 0 && i < 200; i++) {
       await sleep(50);
       child = children.get(role);
     }
-    if (!child || !alive(child)) return;
+    if (!child || !alive(child)) return false;
     if (armed) {
       const deadline = Date.now() + 15_000;
       while (!child.ready && alive(child) && Date.now() < deadline) await sleep(50);
@@ -142,12 +143,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       child.lastHop = 'armed';
       child.process.kill('SIGUSR2');
       const died = await Promise.race([child.exited.then(() => true), sleep(3000).then(() => false)]);
-      if (died) return;
+      if (died) return (await child.exited).signal === 'SIGKILL';
       child.lastHop = undefined;
     }
-    if (!alive(child)) return;
+    if (!alive(child)) return false;
     child.process.kill('SIGKILL');
-    await child.exited;
+    return (await child.exited).signal === 'SIGKILL';
   }
 
   const measure = () => auditStory(db, config.schema);
@@ -178,9 +179,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         (delivered >= ((killsDone + 1) / (options.kills + 1)) * config.events || owedAtTheEnd)
       ) {
         const producerSide: Role = config.mode === 'no-outbox' ? 'writer' : 'relay';
-        const role: Role = killsDone % 2 === 1 ? 'consumer' : producerSide;
-        await kill(role, killsDone % 4 < 2);
-        killsDone += 1;
+        const preferred: Role = killsDone % 2 === 1 ? 'consumer' : producerSide;
+        // A writer that has finished cannot be killed any more: the consumer takes its turn.
+        const role: Role = children.get(preferred)?.process.exitCode === 0 ? 'consumer' : preferred;
+        // A kill that found no live child (it was just being replaced, or had finished) is tried again.
+        if (await kill(role, killsDone % 4 < 2)) killsDone += 1;
       }
       const writerDone = children.get('writer')?.process.exitCode === 0;
       if (now.emails !== lastEmails) {
@@ -188,7 +191,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         idleSince = Date.now();
       }
       const complete = writerDone && now.orders === config.events && now.lost === 0 && killsDone >= options.kills;
-      const stalled = writerDone && Date.now() - idleSince > idleMs;
+      // No progress for a while, once every kill was done (kills still owed are done first, up to the deadline).
+      const stalled = writerDone && Date.now() - idleSince > idleMs && killsDone >= options.kills;
       if (complete || stalled || Date.now() > deadline) {
         if (!complete) log(`chaos: stopping ${stalled ? 'after no progress' : 'at the deadline'}`);
         break;

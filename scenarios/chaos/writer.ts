@@ -7,7 +7,7 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { lastOrderNo, newOrders, saveOrders } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
-import { crashSwitch } from './crash.ts';
+import { announceReady, crashSwitch } from './crash.ts';
 import { chaosDb } from './db.ts';
 
 const config = configFromEnv();
@@ -19,6 +19,7 @@ const chunk = 20;
 
 const started = Date.now();
 let written = 0;
+announceReady();
 for (let next = (await lastOrderNo(db, config.schema)) + 1; next <= config.events; next += chunk) {
   const orders = newOrders(config.topic, next, Math.min(next + chunk - 1, config.events));
   await db.transaction(async (tx) => {
