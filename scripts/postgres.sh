@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# A private PostgreSQL cluster the project starts itself (the chaos kit and tests restart it; the machine's shared server
+# on 5432 is never touched).
+# usage: scripts/postgres.sh start|stop|restart|status|url|logs
+# Data and log live in .postgres/ (override with PG_HOME_DIR, git-ignored). Listens on 127.0.0.1:55432 (PG_PRIVATE_PORT),
+# trust auth, user postgres, database postgres. Uses the Debian server binaries (PG_BIN, default the newest
+# /usr/lib/postgresql/*/bin). As root, the server runs as the `postgres` user (PostgreSQL refuses to run as root).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+home=${PG_HOME_DIR:-$root/.postgres}
+data=$home/data
+logfile=$home/server.log
+port=${PG_PRIVATE_PORT:-55432}
+bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
+
+log() { echo "postgres.sh: $*" >&2; }
+
+[ -n "$bin" ] && [ -x "$bin/pg_ctl" ] || {
+  log "no PostgreSQL server binaries found (set PG_BIN, or apt-get install postgresql)"
+  exit 1
+}
+
+# Runs a server binary as the cluster's owner: `postgres` when we are root, ourselves otherwise.
+as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+running() { [ -f "$data/postmaster.pid" ] && as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
+
+init() {
+  if [ -f "$data/PG_VERSION" ]; then return 0; fi
+  mkdir -p "$home"
+  [ "$(id -u)" -eq 0 ] && chown postgres: "$home"
+  log "initdb into $data"
+  as_owner "$bin/initdb" -D "$data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$home/initdb.log" 2>&1 \
+    || { log "initdb failed:"; cat "$home/initdb.log" >&2; exit 1; }
+  # Small settings for a 2-core machine shared with Kafka and the tests; the socket stays in our own directory.
+  cat >>"$data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$home'
+max_connections = 100
+shared_buffers = 64MB
+max_wal_size = 512MB
+logging_collector = off
+CONF
+}
+
+start() {
+  if running; then log "already running on 127.0.0.1:$port"; return 0; fi
+  init
+  [ "$(id -u)" -eq 0 ] && { touch "$logfile"; chown postgres: "$logfile"; }
+  as_owner "$bin/pg_ctl" -D "$data" -l "$logfile" -w -t "${PG_START_TIMEOUT:-60}" start >/dev/null \
+    || { log "start failed; last log lines:"; tail -n 30 "$logfile" >&2; exit 1; }
+  log "started on 127.0.0.1:$port"
+}
+
+# Fast shutdown: sessions are cut (57P01), the server checkpoints and exits; what was committed stays committed.
+stop() {
+  if ! running; then log "not running"; return 0; fi
+  as_owner "$bin/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null
+  log "stopped"
+}
+
+status() {
+  if running; then echo "running port=$port data=$data"; return 0; fi
+  echo "stopped"
+  return 1
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  restart) stop; start ;;
+  status) status ;;
+  url) echo "postgres://postgres@127.0.0.1:$port/postgres" ;;
+  logs) tail -n "${2:-100}" "$logfile" ;;
+  *) echo "usage: $0 start|stop|restart|status|url|logs" >&2; exit 2 ;;
+esac
