@@ -1,12 +1,16 @@
 /**
  * Serves a `SchemaRegistry` (typically the embedded `postgresSchemaRegistry`) over the subset of Confluent's Schema
  * Registry REST API that serializers use, with node:http: any Confluent-compatible client (ours, Confluent's, a
- * Kafka Connect converter) can then point at the embedded registry. No authentication: bind it to loopback.
+ * Kafka Connect converter) can then point at the embedded registry. Bound to loopback by default and answering only
+ * to loopback Host names; `token` adds a bearer token (required to bind elsewhere). Hostile requests (bad paths, foreign
+ * Host, wrong content type, large bodies, slow clients) get an HTTP error: nothing a client sends may throw outside a
+ * request's promise, because this process usually also hosts the consumer and the relay.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
 import { formatOf, schemaTypeOf } from './canonical.ts';
+import { checkRequest, defaultAllowedHosts, HttpError, isLoopback, pathSegments } from './http-guard.ts';
 import type { SchemaRegistry, StoredSchema, SubjectVersion } from './port.ts';
 
 export interface SchemaRegistryServerOptions {
@@ -16,6 +20,18 @@ export interface SchemaRegistryServerOptions {
   host?: string;
   /** Largest request body accepted (default 1 MiB). */
   maxBodyBytes?: number;
+  /**
+   * Bearer token every request must carry (`authorization: Bearer <token>`; give the client
+   * `headers: { authorization: 'Bearer <token>' }`). Default none; required when `host` is not a loopback address.
+   */
+  token?: string;
+  /**
+   * Host names accepted in the Host header, besides the loopback names (default: loopback names and `host`; with a
+   * token on a non-loopback address, any). Refusing other names stops DNS-rebinding pages in a browser.
+   */
+  allowedHosts?: string[];
+  /** How long one request may take, from its first byte to the answer, before it gets a 503 (default 30,000 ms). */
+  requestTimeoutMs?: number;
 }
 
 export interface SchemaRegistryServer {
@@ -25,17 +41,6 @@ export interface SchemaRegistryServer {
 }
 
 const mediaType = 'application/vnd.schemaregistry.v1+json';
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly errorCode: number,
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
 
 /** Our coded errors as the registry API's status and `error_code`. */
 function toHttpError(error: unknown): HttpError {
@@ -148,30 +153,86 @@ async function route(
   throw new HttpError(404, 404, `no route for ${method} /${parts.join('/')}`);
 }
 
+function validate(options: SchemaRegistryServerOptions): void {
+  const positive = (field: keyof SchemaRegistryServerOptions, value: unknown) => {
+    if (value !== undefined && !(Number.isSafeInteger(value) && (value as number) > 0)) {
+      throw invalidOptions(field, 'must be a positive integer');
+    }
+  };
+  positive('maxBodyBytes', options.maxBodyBytes);
+  positive('requestTimeoutMs', options.requestTimeoutMs);
+  if (options.port !== undefined && !(Number.isSafeInteger(options.port) && options.port >= 0 && options.port < 65536))
+    throw invalidOptions('port', 'must be an integer from 0 to 65535');
+  if (options.token !== undefined && (typeof options.token !== 'string' || options.token.length === 0))
+    throw invalidOptions('token', 'must be a non-empty string');
+  if (options.allowedHosts !== undefined && !options.allowedHosts.every((h) => typeof h === 'string' && h.length > 0))
+    throw invalidOptions('allowedHosts', 'must be a list of host names');
+  if (!isLoopback(options.host ?? '127.0.0.1') && options.token === undefined)
+    throw invalidOptions('token', 'is required to bind the registry server to a non-loopback address');
+}
+
 /** Starts an HTTP server for `registry`; resolves once it listens. */
-export function serveSchemaRegistry(
+export async function serveSchemaRegistry(
   registry: SchemaRegistry,
   options: SchemaRegistryServerOptions = {},
 ): Promise<SchemaRegistryServer> {
+  validate(options);
+  const host = options.host ?? '127.0.0.1';
   const limit = options.maxBodyBytes ?? 1024 * 1024;
+  const timeoutMs = options.requestTimeoutMs ?? 30_000;
+  const guard = {
+    token: options.token,
+    allowedHosts: defaultAllowedHosts(host, options.allowedHosts, options.token),
+    maxBodyBytes: limit,
+  };
   const reply = (response: ServerResponse, status: number, value: unknown) => {
-    response.writeHead(status, { 'content-type': mediaType });
+    if (response.headersSent || response.destroyed) return;
+    // a refused body is not read: the connection closes after the answer instead of waiting for the rest
+    const close = status === 413 || status === 415 ? { connection: 'close' } : {};
+    response.writeHead(status, { 'content-type': mediaType, ...close });
     response.end(JSON.stringify(value));
   };
+  const handle = async (request: IncomingMessage): Promise<unknown> => {
+    checkRequest(request, guard);
+    const parts = pathSegments(request.url);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new HttpError(503, 50301, `request took longer than ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([
+        route(registry, request.method ?? 'GET', parts, () => readJson(request, limit)),
+        late,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://registry');
-    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-    route(registry, request.method ?? 'GET', parts, () => readJson(request, limit)).then(
-      (value) => reply(response, 200, value),
-      (error: unknown) => {
-        const failure = toHttpError(error);
-        reply(response, failure.status, { error_code: failure.errorCode, message: failure.message, ...failure.extra });
-      },
-    );
+    // everything, parsing included, inside the promise: nothing a client sends may throw into the event loop
+    Promise.resolve()
+      .then(() => handle(request))
+      .then(
+        (value) => reply(response, 200, value),
+        (error: unknown) => {
+          const failure = toHttpError(error);
+          reply(response, failure.status, {
+            error_code: failure.errorCode,
+            message: failure.message,
+            ...failure.extra,
+          });
+        },
+      )
+      .catch(() => response.destroy());
   });
+  server.requestTimeout = timeoutMs;
+  server.headersTimeout = Math.min(timeoutMs, 60_000);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+    server.listen(options.port ?? 0, host, () => {
       const { address, port } = server.address() as AddressInfo;
       resolve({
         url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
