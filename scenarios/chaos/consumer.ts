@@ -9,6 +9,7 @@ import { scheduleEmail } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
 import { announceReady, crashSwitch } from './crash.ts';
 import { chaosDb } from './db.ts';
+import { untilUp } from './retry.ts';
 
 const config = configFromEnv();
 const crash = crashSwitch();
@@ -40,20 +41,32 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
   process.on('SIGTERM', () => void consumer.close().then(() => process.exit(0)));
   announceReady();
 } else {
-  const consumer = createConsumer({
-    db,
-    transport,
-    group: config.group,
-    topics: [config.topic],
-    schema: config.schema,
-    maxBatchSize: 200,
-    ...membership,
-    faults: crash,
-    handler: async (event, { tx }) => {
-      await scheduleEmail(tx, config.schema, event);
+  // A start refused by an outage (57P03 while PostgreSQL shuts down, the broker down) is tried again with a new consumer.
+  const consumer = await untilUp(
+    async () => {
+      const consumer = createConsumer({
+        db,
+        transport,
+        group: config.group,
+        topics: [config.topic],
+        schema: config.schema,
+        maxBatchSize: 200,
+        ...membership,
+        faults: crash,
+        handler: async (event, { tx }) => {
+          await scheduleEmail(tx, config.schema, event);
+        },
+      });
+      try {
+        await consumer.start();
+        return consumer;
+      } catch (error) {
+        await consumer.close().catch(() => undefined);
+        throw error;
+      }
     },
-  });
-  await consumer.start();
+    { what: 'consumer start', retryAll: true, log: (line) => console.error(line) },
+  );
   process.on('SIGTERM', () => void consumer.close().then(() => process.exit(0)));
   announceReady();
 }

@@ -1,30 +1,47 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { migrate } from '../../src/db/migrate.ts';
 import { pgDb } from '../../src/db/pg.ts';
+import type { Db } from '../../src/db/port.ts';
 import { loadSql } from '../../src/db/sql.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { auditStory } from '../boxoffice/audit.ts';
-import { type ChaosConfig, configToEnv } from './config.ts';
+import { chaosChildren, type Role } from './children.ts';
+import type { ChaosConfig } from './config.ts';
+import { defaultTimeoutMs } from './ending.ts';
+import { locateMissing } from './locate.ts';
+import { restartBroker, restartPostgres, startPrivatePostgres } from './outages.ts';
+import { untilUp } from './retry.ts';
 
-export type Role = 'writer' | 'relay' | 'consumer';
+export type { Role } from './children.ts';
 
 export interface ChaosOptions {
   events: number;
   /** Kills spread over the run, alternating relay (the writer for `no-outbox`) and consumer, half at named hops. */
   kills: number;
+  /** SIGKILL the Kafka broker and start it again this many times, spread over the run. */
+  restartBroker?: number;
+  /** Restart PostgreSQL (fast shutdown, down `postgresDownMs`, start) this many times; on the private cluster. */
+  restartPostgres?: number;
+  /** How long PostgreSQL stays down at each restart (default 2 s). */
+  postgresDownMs?: number;
+  /** Run on the private cluster (scripts/postgres.sh) even without PostgreSQL restarts. */
+  privatePostgres?: boolean;
   /** `effectively`, or a naive twin: `no-dedup` (consumer) or `no-outbox` (writer). */
   mode?: ChaosConfig['mode'];
   /** Orders per second written (default: events / 10 s, at least 500). */
   rate?: number;
   /** Crash points armed in each role's first incarnation (deterministic crash tests). */
   crashAt?: Partial<Record<Role, string>>;
-  /** Give up after this long (default 5 minutes). */
+  /** Give up after this long (default scaled to the run: see `defaultTimeoutMs`). */
   timeoutMs?: number;
-  /** Stop once the writer is done and nothing moved for this long (default 15 s): how a naive twin's loss ends. */
+  /** Stop once the writer is done and nothing moved for this long (default 15 s, 30 s with restarts). */
   idleMs?: number;
+  /** Tests: SIGSTOP a role once this many orders were written / e-mails applied (work left pending where it is). */
+  freeze?: Partial<Record<Role, { afterOrders?: number; afterDelivered?: number }>>;
+  /** Tests: roles started only once the writer has finished and `afterWriter` ran. */
+  holdUntilWritten?: Role[];
+  afterWriter?: (db: Db, config: ChaosConfig) => Promise<void>;
   /** Keep the schema and topic afterwards (default: drop them). */
   keep?: boolean;
   log?: (line: string) => void;
@@ -35,27 +52,25 @@ export interface ChaosResult {
   kills: number;
   orders: number;
   emails: number;
+  /** Orders with at least one e-mail. */
+  delivered: number;
+  /** Events not delivered but still on their way: in the outbox, on the topic, or not written yet. */
+  pending: number;
+  pendingOutbox: number;
+  pendingTopic: number;
+  /** Orders the writer had not written when the run stopped. */
+  unwritten: number;
+  /** Events provably gone: no e-mail, not in the outbox, not on the topic past the group's committed offset. */
   lost: number;
   duplicated: number;
   /** Kills per named hop or `random`. */
   killsAt: Record<string, number>;
-}
-
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const armPoints: Record<Role, string> = {
-  writer: 'writer:after-save',
-  relay: 'relay:after-publish',
-  consumer: 'consumer:after-db-commit,consumer:before-db-commit',
-};
-
-interface Child {
-  role: Role;
-  process: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  lastHop?: string | undefined;
-  tail: string[];
-  /** The child said it is up: its crash switch listens for SIGUSR2 (before that, SIGUSR2 would just end it). */
-  ready: boolean;
+  restarts: { broker: number; postgres: number };
+  /** Child exits the kit did not cause (each child is restarted all the same). */
+  crashes: number;
+  /** The run stopped before everything was delivered (at the deadline or after no progress). */
+  stoppedEarly: boolean;
+  config: ChaosConfig;
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
@@ -69,149 +84,128 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     rate: options.rate ?? Math.max(500, Math.ceil(options.events / 10)),
     mode: options.mode ?? 'effectively',
   };
-  const db = pgDb({ max: 2 });
+  const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
+  // PostgreSQL is restarted only on the project's private cluster, never on the machine's shared server.
+  const privateUrl = restartsWanted.postgres > 0 || options.privatePostgres ? await startPrivatePostgres() : undefined;
+  const db = pgDb({ max: 2, ...(privateUrl ? { connectionString: privateUrl } : {}) });
   const transport = kafkaTransport();
   const admin = transport.admin();
-  const children = new Map<Role, Child>();
-  const killsAt: Record<string, number> = {};
-  let kills = 0;
-  let finishing = false;
-  const firstStart = new Set<Role>();
+  const children = chaosChildren(config, {
+    ...(options.crashAt ? { crashAt: options.crashAt } : {}),
+    ...(privateUrl ? { env: { DATABASE_URL: privateUrl } } : {}),
+    log,
+  });
+  const restarts = { broker: 0, postgres: 0 };
+  const held = new Set(options.holdUntilWritten ?? []);
+  const frozen = new Set<Role>();
 
-  function spawnChild(role: Role): void {
-    const crashAt = firstStart.has(role) ? undefined : options.crashAt?.[role];
-    firstStart.add(role);
-    const child = spawn(process.execPath, ['--import', 'tsx', here(`./${role}.ts`)], {
-      env: {
-        ...process.env,
-        ...configToEnv(config),
-        CHAOS_ARM_POINTS: armPoints[role],
-        ...(crashAt ? { CHAOS_CRASH_AT: crashAt } : {}),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const entry: Child = {
-      role,
-      process: child,
-      tail: [],
-      ready: false,
-      ...(crashAt ? { lastHop: crashAt } : {}),
-      exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
-    };
-    const keep = (chunk: Buffer) => {
-      const lines = chunk.toString().split('\n').filter(Boolean);
-      if (lines.includes('chaos-ready')) entry.ready = true;
-      entry.tail.push(...lines);
-      entry.tail.splice(0, Math.max(0, entry.tail.length - 30));
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    children.set(role, entry);
-    void entry.exited.then(({ code, signal }) => {
-      if (children.get(role) !== entry) return;
-      if (signal === 'SIGKILL') {
-        kills += 1;
-        const said = entry.tail.findLast((line) => line.startsWith('chaos-crash-at:'));
-        const at = said ? said.slice('chaos-crash-at:'.length) : (entry.lastHop ?? 'random');
-        killsAt[at] = (killsAt[at] ?? 0) + 1;
-        log(`chaos: killed ${role} (${at}); restarting`);
-      } else if (code !== 0 && !finishing) {
-        log(`chaos: ${role} exited with ${code ?? signal}; last lines:\n  ${entry.tail.join('\n  ')}`);
-      }
-      if (finishing || (role === 'writer' && code === 0)) return;
-      spawnChild(role);
-    });
-  }
-
-  const alive = (child: Child) => child.process.exitCode === null && child.process.signalCode === null;
-
-  /** Kills `role`'s child (at its next named hop when `armed`); true once it died of the SIGKILL. */
-  async function kill(role: Role, armed: boolean): Promise<boolean> {
-    let child = children.get(role);
-    // A child that just died is being replaced: aim at its successor (a finished writer is not replaced).
-    for (let i = 0; child && !alive(child) && child.process.exitCode !== 0 && i < 200; i++) {
-      await sleep(50);
-      child = children.get(role);
-    }
-    if (!child || !alive(child)) return false;
-    if (armed) {
-      const deadline = Date.now() + 15_000;
-      while (!child.ready && alive(child) && Date.now() < deadline) await sleep(50);
-    }
-    if (armed && child.ready && alive(child)) {
-      // The child kills itself at the next named hop it reaches; if it reaches none soon, it is killed where it is.
-      child.lastHop = 'armed';
-      child.process.kill('SIGUSR2');
-      const died = await Promise.race([child.exited.then(() => true), sleep(3000).then(() => false)]);
-      if (died) return (await child.exited).signal === 'SIGKILL';
-      child.lastHop = undefined;
-    }
-    if (!alive(child)) return false;
-    child.process.kill('SIGKILL');
-    return (await child.exited).signal === 'SIGKILL';
-  }
-
-  const measure = () => auditStory(db, config.schema);
+  const measure = () => untilUp(() => auditStory(db, config.schema), { what: 'auditor', log });
 
   try {
-    await migrate(db, { schema: config.schema });
+    await untilUp(() => migrate(db, { schema: config.schema }), { what: 'auditor', log });
     await db.query(loadSql(import.meta.url, '../boxoffice/schema.sql', config.schema));
     await admin.createTopics([{ topic: config.topic, partitions: 6 }]);
-    spawnChild('writer');
-    if (config.mode !== 'no-outbox') spawnChild('relay');
-    spawnChild('consumer');
+    const roles: Role[] = config.mode === 'no-outbox' ? ['writer', 'consumer'] : ['writer', 'relay', 'consumer'];
+    for (const role of roles) if (!held.has(role)) children.spawn(role);
 
-    const deadline = Date.now() + (options.timeoutMs ?? 300_000);
-    const idleMs = options.idleMs ?? 15_000;
+    const deadline = Date.now() + (options.timeoutMs ?? defaultTimeoutMs({ ...options, ...restartsWanted }));
+    const idleMs = options.idleMs ?? (restartsWanted.broker + restartsWanted.postgres > 0 ? 30_000 : 15_000);
     let killsDone = 0;
     let lastEmails = -1;
     let idleSince = Date.now();
+    let stoppedEarly = false;
     for (;;) {
       await sleep(250);
       const now = await measure();
       const delivered = now.orders - now.lost;
-      // Kill i lands when i/(kills+1) of the events were delivered, alternating relay and consumer.
-      const writerFinished = children.get('writer')?.process.exitCode === 0;
-      // Kills still owed when the work went quiet (the last events flowed faster than the kills) are done then.
+      const writerFinished = children.finished('writer');
+      if (writerFinished && held.size > 0) {
+        await options.afterWriter?.(db, config);
+        for (const role of held) children.spawn(role);
+        held.clear();
+      }
+      for (const [role, at] of Object.entries(options.freeze ?? {}) as [
+        Role,
+        { afterOrders?: number; afterDelivered?: number },
+      ][]) {
+        if (frozen.has(role)) continue;
+        if (
+          (at.afterOrders !== undefined && now.orders >= at.afterOrders) ||
+          (at.afterDelivered !== undefined && delivered >= at.afterDelivered)
+        ) {
+          children.freeze(role);
+          frozen.add(role);
+        }
+      }
+      // Faults still owed when the work went quiet (the last events flowed faster than the faults) are done then.
       const owedAtTheEnd = writerFinished && Date.now() - idleSince > idleMs / 3;
-      if (
-        killsDone < options.kills &&
-        (delivered >= ((killsDone + 1) / (options.kills + 1)) * config.events || owedAtTheEnd)
-      ) {
+      const due = (done: number, of: number, offset: number) =>
+        done < of && (delivered >= ((done + offset) / (of + 1)) * config.events || owedAtTheEnd);
+      // Kill i lands when i/(kills+1) of the events were delivered, alternating relay and consumer.
+      if (due(killsDone, options.kills, 1)) {
         const producerSide: Role = config.mode === 'no-outbox' ? 'writer' : 'relay';
         const preferred: Role = killsDone % 2 === 1 ? 'consumer' : producerSide;
         // A writer that has finished cannot be killed any more: the consumer takes its turn.
-        const role: Role = children.get(preferred)?.process.exitCode === 0 ? 'consumer' : preferred;
+        const role: Role = children.finished(preferred) ? 'consumer' : preferred;
         // A kill that found no live child (it was just being replaced, or had finished) is tried again.
-        if (await kill(role, killsDone % 4 < 2)) killsDone += 1;
+        if (await children.kill(role, killsDone % 4 < 2)) killsDone += 1;
       }
-      const writerDone = children.get('writer')?.process.exitCode === 0;
+      // Restarts land between the kills: the broker's at (j+½)/(B+1) of the delivered events, PostgreSQL's at (j+¾)/(P+1).
+      if (due(restarts.broker, restartsWanted.broker, 0.5)) {
+        const seconds = await restartBroker();
+        restarts.broker += 1;
+        log(`chaos: restarted broker (SIGKILL; down ${seconds.toFixed(1)} s)`);
+        idleSince = Date.now();
+      }
+      if (due(restarts.postgres, restartsWanted.postgres, 0.75)) {
+        const seconds = await restartPostgres(options.postgresDownMs);
+        restarts.postgres += 1;
+        log(`chaos: restarted postgres (down ${seconds.toFixed(1)} s)`);
+        idleSince = Date.now();
+      }
       if (now.emails !== lastEmails) {
         lastEmails = now.emails;
         idleSince = Date.now();
       }
-      const complete = writerDone && now.orders === config.events && now.lost === 0 && killsDone >= options.kills;
-      // No progress for a while, once every kill was done (kills still owed are done first, up to the deadline).
-      const stalled = writerDone && Date.now() - idleSince > idleMs && killsDone >= options.kills;
+      const faultsDone =
+        killsDone >= options.kills &&
+        restarts.broker >= restartsWanted.broker &&
+        restarts.postgres >= restartsWanted.postgres;
+      const complete = writerFinished && now.orders === config.events && now.lost === 0 && faultsDone;
+      // No progress for a while, once every fault was done (faults still owed are done first, up to the deadline).
+      const stalled = writerFinished && held.size === 0 && Date.now() - idleSince > idleMs && faultsDone;
       if (complete || stalled || Date.now() > deadline) {
+        stoppedEarly = !complete;
         if (!complete) log(`chaos: stopping ${stalled ? 'after no progress' : 'at the deadline'}`);
         break;
       }
     }
     // Let redeliveries after the last kill land before the audit.
-    await sleep(2000);
-    finishing = true;
-    for (const child of children.values()) if (alive(child)) child.process.kill('SIGTERM');
-    await Promise.all(
-      [...children.values()].map((child) =>
-        Promise.race([child.exited, sleep(10_000).then(() => child.process.kill('SIGKILL'))]),
-      ),
-    );
+    if (!stoppedEarly) await sleep(2000);
+    await children.stopAll();
     const final = await measure();
-    return { events: config.events, kills, ...final, killsAt };
+    const where = await locateMissing(db, transport, config);
+    const unwritten = Math.max(0, config.events - final.orders);
+    return {
+      events: config.events,
+      kills: children.kills,
+      orders: final.orders,
+      emails: final.emails,
+      delivered: final.orders - final.lost,
+      pending: unwritten + where.pendingOutbox + where.pendingTopic,
+      pendingOutbox: where.pendingOutbox,
+      pendingTopic: where.pendingTopic,
+      unwritten,
+      lost: where.lost,
+      duplicated: final.duplicated,
+      killsAt: children.killsAt,
+      restarts,
+      crashes: children.crashes,
+      stoppedEarly,
+      config,
+    };
   } finally {
-    finishing = true;
-    for (const child of children.values()) if (alive(child)) child.process.kill('SIGKILL');
+    children.killAll();
     if (!options.keep) {
       await db.query(`DROP SCHEMA IF EXISTS ${config.schema} CASCADE`).catch(() => undefined);
       await admin.deleteTopics([config.topic]).catch(() => undefined);

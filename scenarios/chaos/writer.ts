@@ -9,6 +9,7 @@ import { lastOrderNo, newOrders, saveOrders } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
 import { announceReady, crashSwitch } from './crash.ts';
 import { chaosDb } from './db.ts';
+import { isOutage, untilUp } from './retry.ts';
 
 const config = configFromEnv();
 const crash = crashSwitch();
@@ -16,23 +17,37 @@ const db = chaosDb();
 const outbox = createOutbox({ schema: config.schema });
 const producer = config.mode === 'no-outbox' ? kafkaTransport().producer({ clientId: 'chaos-writer' }) : undefined;
 const chunk = 20;
+const say = (line: string) => console.error(line);
 
 const started = Date.now();
 let written = 0;
 announceReady();
-for (let next = (await lastOrderNo(db, config.schema)) + 1; next <= config.events; next += chunk) {
+// Where to resume: after a restart of this process, or after an outage left the last commit's outcome unknown.
+const resumeAt = async () => (await untilUp(() => lastOrderNo(db, config.schema), { what: 'writer', log: say })) + 1;
+let next = await resumeAt();
+while (next <= config.events) {
   const orders = newOrders(config.topic, next, Math.min(next + chunk - 1, config.events));
-  await db.transaction(async (tx) => {
-    await saveOrders(tx, config.schema, orders);
-    if (!producer)
-      await outbox.enqueue(
-        tx,
-        orders.map((order) => order.event),
-      );
-  });
+  try {
+    await db.transaction(async (tx) => {
+      await saveOrders(tx, config.schema, orders);
+      if (!producer)
+        await outbox.enqueue(
+          tx,
+          orders.map((order) => order.event),
+        );
+    });
+  } catch (error) {
+    // PostgreSQL went away (restarting): the orders and their events committed together or not at all; read which.
+    if (!isOutage(error)) throw error;
+    say(`chaos: writer waits for an outage to end (${(error as Error).message})`);
+    await sleep(250);
+    next = await resumeAt();
+    continue;
+  }
   crash('writer:after-save');
   if (producer) await producer.send(orders.map((order) => encodeEvent(order.event)));
   written += orders.length;
+  next += chunk;
   if (config.rate > 0) {
     const due = started + (written / config.rate) * 1000;
     if (due > Date.now()) await sleep(due - Date.now());

@@ -1,0 +1,166 @@
+// The chaos run's child processes (writer, relay, consumer): spawned, restarted when they die, killed on demand.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { sleep } from '../../src/observability/sleep.ts';
+import { type ChaosConfig, configToEnv } from './config.ts';
+
+export type Role = 'writer' | 'relay' | 'consumer';
+
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const armPoints: Record<Role, string> = {
+  writer: 'writer:after-save',
+  relay: 'relay:after-publish',
+  consumer: 'consumer:after-db-commit,consumer:before-db-commit',
+};
+
+interface Child {
+  role: Role;
+  process: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  lastHop?: string | undefined;
+  tail: string[];
+  /** The child said it is up: its crash switch listens for SIGUSR2 (before that, SIGUSR2 would just end it). */
+  ready: boolean;
+  frozen: boolean;
+}
+
+export interface Children {
+  spawn(role: Role): void;
+  /** Kills `role`'s child (at its next named hop when `armed`); true once it died of the SIGKILL. */
+  kill(role: Role, armed: boolean): Promise<boolean>;
+  /** SIGSTOPs `role`'s child (a test's way to leave work pending where it is). */
+  freeze(role: Role): void;
+  finished(role: Role): boolean;
+  /** Stops every child (SIGTERM, then SIGKILL after 10 s): the state the audit reads no longer moves. */
+  stopAll(): Promise<void>;
+  killAll(): void;
+  readonly kills: number;
+  /** Exits that were not the kit's kills nor a finished writer: a child that crashed (restarted all the same). */
+  readonly crashes: number;
+  readonly killsAt: Record<string, number>;
+}
+
+const alive = (child: Child) => child.process.exitCode === null && child.process.signalCode === null;
+
+export function chaosChildren(
+  config: ChaosConfig,
+  options: { crashAt?: Partial<Record<Role, string>>; env?: Record<string, string>; log: (line: string) => void },
+): Children {
+  const { log } = options;
+  const children = new Map<Role, Child>();
+  const killsAt: Record<string, number> = {};
+  const firstStart = new Set<Role>();
+  let kills = 0;
+  let crashes = 0;
+  let finishing = false;
+
+  function spawnChild(role: Role): void {
+    const crashAt = firstStart.has(role) ? undefined : options.crashAt?.[role];
+    firstStart.add(role);
+    const child = spawn(process.execPath, ['--import', 'tsx', here(`./${role}.ts`)], {
+      env: {
+        ...process.env,
+        ...options.env,
+        ...configToEnv(config),
+        CHAOS_ARM_POINTS: armPoints[role],
+        ...(crashAt ? { CHAOS_CRASH_AT: crashAt } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const entry: Child = {
+      role,
+      process: child,
+      tail: [],
+      ready: false,
+      frozen: false,
+      ...(crashAt ? { lastHop: crashAt } : {}),
+      exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
+    };
+    const keep = (chunk: Buffer) => {
+      const lines = chunk.toString().split('\n').filter(Boolean);
+      if (lines.includes('chaos-ready')) entry.ready = true;
+      entry.tail.push(...lines);
+      entry.tail.splice(0, Math.max(0, entry.tail.length - 30));
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    children.set(role, entry);
+    void entry.exited.then(({ code, signal }) => {
+      if (children.get(role) !== entry) return;
+      if (signal === 'SIGKILL' && !finishing) {
+        kills += 1;
+        const said = entry.tail.findLast((line) => line.startsWith('chaos-crash-at:'));
+        const at = said ? said.slice('chaos-crash-at:'.length) : (entry.lastHop ?? 'random');
+        killsAt[at] = (killsAt[at] ?? 0) + 1;
+        log(`chaos: killed ${role} (${at}); restarting`);
+      } else if (code !== 0 && !finishing) {
+        crashes += 1;
+        log(`chaos: ${role} exited with ${code ?? signal}; last lines:\n  ${entry.tail.join('\n  ')}`);
+      }
+      if (finishing || (role === 'writer' && code === 0)) return;
+      spawnChild(role);
+    });
+  }
+
+  async function kill(role: Role, armed: boolean): Promise<boolean> {
+    let child = children.get(role);
+    // A child that just died is being replaced: aim at its successor (a finished writer is not replaced).
+    for (let i = 0; child && !alive(child) && child.process.exitCode !== 0 && i < 200; i++) {
+      await sleep(50);
+      child = children.get(role);
+    }
+    if (!child || !alive(child)) return false;
+    if (armed) {
+      const deadline = Date.now() + 15_000;
+      while (!child.ready && alive(child) && Date.now() < deadline) await sleep(50);
+    }
+    if (armed && child.ready && alive(child)) {
+      // The child kills itself at the next named hop it reaches; if it reaches none soon, it is killed where it is.
+      child.lastHop = 'armed';
+      child.process.kill('SIGUSR2');
+      const died = await Promise.race([child.exited.then(() => true), sleep(3000).then(() => false)]);
+      if (died) return (await child.exited).signal === 'SIGKILL';
+      child.lastHop = undefined;
+    }
+    if (!alive(child)) return false;
+    child.process.kill('SIGKILL');
+    return (await child.exited).signal === 'SIGKILL';
+  }
+
+  return {
+    spawn: spawnChild,
+    kill,
+    freeze(role) {
+      const child = children.get(role);
+      if (child && alive(child) && !child.frozen) {
+        child.frozen = true;
+        child.process.kill('SIGSTOP');
+      }
+    },
+    finished: (role) => children.get(role)?.process.exitCode === 0,
+    async stopAll() {
+      finishing = true;
+      for (const child of children.values()) {
+        if (!alive(child)) continue;
+        if (child.frozen) child.process.kill('SIGCONT');
+        child.process.kill('SIGTERM');
+      }
+      await Promise.all(
+        [...children.values()].map((child) =>
+          Promise.race([child.exited, sleep(10_000).then(() => alive(child) && child.process.kill('SIGKILL'))]),
+        ),
+      );
+    },
+    killAll() {
+      finishing = true;
+      for (const child of children.values()) if (alive(child)) child.process.kill('SIGKILL');
+    },
+    get kills() {
+      return kills;
+    },
+    get crashes() {
+      return crashes;
+    },
+    killsAt,
+  };
+}

@@ -1,0 +1,42 @@
+// How a chaos run ends: complete (exit 0), failed (something lost or applied twice: exit 1), or incomplete (stopped
+// before every event was delivered, nothing provably lost: exit 2). "Lost" is only what the auditor found nowhere.
+import type { ChaosResult } from './run.ts';
+
+export interface Ending {
+  lines: string[];
+  exitCode: 0 | 1 | 2;
+}
+
+export function ending(result: ChaosResult): Ending {
+  const head = `chaos: events=${result.events} kills=${result.kills}`;
+  const where =
+    `chaos: delivered=${result.delivered} pending_outbox=${result.pendingOutbox} pending_topic=${result.pendingTopic}` +
+    ` unwritten=${result.unwritten} lost=${result.lost}`;
+  if (result.lost > 0) {
+    return {
+      lines: [...(result.pending > 0 ? [where] : []), `${head} lost=${result.lost} duplicated=${result.duplicated}`],
+      exitCode: 1,
+    };
+  }
+  if (result.pending > 0) {
+    return {
+      lines: [
+        where,
+        `${head} incomplete delivered=${result.delivered} pending=${result.pending} duplicated=${result.duplicated}`,
+      ],
+      exitCode: result.duplicated > 0 ? 1 : 2,
+    };
+  }
+  return { lines: [`${head} lost=0 duplicated=${result.duplicated}`], exitCode: result.duplicated > 0 ? 1 : 0 };
+}
+
+/** The default deadline, scaled to the run: a base, plus time per event, per kill and per restart. */
+export function defaultTimeoutMs(options: {
+  events: number;
+  kills: number;
+  restartBroker?: number;
+  restartPostgres?: number;
+}): number {
+  const restarts = (options.restartBroker ?? 0) + (options.restartPostgres ?? 0);
+  return 120_000 + options.events * 4 + options.kills * 6_000 + restarts * 30_000;
+}

@@ -1,0 +1,31 @@
+import { isConnectionLost, isTransientDbError } from '../../src/db/sqlstate.ts';
+import { sleep } from '../../src/observability/sleep.ts';
+
+/** True for a failure an outage explains: the database or the broker went away and will come back. */
+export function isOutage(error: unknown): boolean {
+  return isConnectionLost(error) || isTransientDbError(error);
+}
+
+/**
+ * Runs `work` until it succeeds, waiting out outages (PostgreSQL restarting, the broker down): the kit must outlive the
+ * faults it injects. Other errors are thrown, unless `retryAll` (a child's start-up, whose errors an outage may explain
+ * in any shape).
+ */
+export async function untilUp<T>(
+  work: () => Promise<T>,
+  options: { what: string; retryAll?: boolean; log?: (line: string) => void; giveUpAfterMs?: number } = { what: '' },
+): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const waited = Date.now() - started;
+      if (!(options.retryAll || isOutage(error)) || waited > (options.giveUpAfterMs ?? 600_000)) throw error;
+      if (attempt === 1 || attempt % 10 === 0) {
+        options.log?.(`chaos: ${options.what} waits for an outage to end (${(error as Error).message ?? error})`);
+      }
+      await sleep(Math.min(2000, 100 * attempt));
+    }
+  }
+}
