@@ -9,6 +9,7 @@ export const ErrorCodes = {
   EFF_DB_TRANSIENT: 'EFF_DB_TRANSIENT',
   EFF_DB_PERMANENT: 'EFF_DB_PERMANENT',
   EFF_MIGRATION_NEWER: 'EFF_MIGRATION_NEWER',
+  EFF_TX_ABORTED: 'EFF_TX_ABORTED',
   EFF_TRANSPORT: 'EFF_TRANSPORT',
   EFF_CLOSED: 'EFF_CLOSED',
   EFF_TIMEOUT: 'EFF_TIMEOUT',
@@ -67,4 +68,18 @@ export function invalidOptions(field: string, problem: string): EffectivelyError
   return new EffectivelyError(ErrorCodes.EFF_INVALID_OPTIONS, `invalid option \`${field}\`: ${problem}`, {
     details: { field },
   });
+}
+
+/**
+ * A transaction whose COMMIT did not commit: a statement failed inside it and the failure was caught without a
+ * savepoint, so PostgreSQL answered COMMIT with ROLLBACK. Retryable: the work is redone from the start.
+ */
+export function transactionAborted(where: string, cause?: unknown): EffectivelyError {
+  return new EffectivelyError(
+    ErrorCodes.EFF_TX_ABORTED,
+    `${where}: the transaction was aborted by a failed statement that was caught and not rethrown, so nothing of it ` +
+      'was committed; to catch a SQL error and go on, run the statement in a savepoint (`ctx.savepoint(fn)` in a ' +
+      'handler, or SAVEPOINT / ROLLBACK TO SAVEPOINT), or let the error propagate',
+    { retryable: true, ...(cause === undefined ? {} : { cause }) },
+  );
 }

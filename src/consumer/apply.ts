@@ -1,6 +1,8 @@
 import type { Queryable } from '../db/port.ts';
 import type { Event } from '../envelope/event.ts';
+import { dedupKeyOf } from '../envelope/identity.ts';
 import type { IncomingRecord } from '../transport/port.ts';
+import { GuardedTx } from './guarded-tx.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
 
 export interface Decoded {
@@ -42,8 +44,10 @@ export function createApplier(options: ApplierOptions) {
     for (const [index, outcome] of outcomes.entries()) if (outcome === 'applied') events.push(range[index]!.event);
     if (events.length === 0) return;
     let results: void | ('applied' | 'stale')[];
+    const guarded = new GuardedTx(tx);
     try {
-      results = await batchHandler!(events, { tx, signal, group });
+      results = await batchHandler!(events, { tx: guarded.tx, signal, group, savepoint: guarded.savepoint });
+      await guarded.check('the batch handler caught a failed statement');
     } catch (error) {
       throw new HandlerFailure(range.length > 1 ? Math.ceil(range.length / 2) : 0, error);
     }
@@ -56,15 +60,19 @@ export function createApplier(options: ApplierOptions) {
   }
 
   async function applyEach(tx: Queryable, range: Decoded[], outcomes: Outcome[], signal: AbortSignal) {
+    const guarded = new GuardedTx(tx);
     for (const [index, { event, record }] of range.entries()) {
       if (outcomes[index] !== 'applied') continue;
       try {
         const result = await handler!(event, {
-          tx,
+          tx: guarded.tx,
           signal,
           group,
+          savepoint: guarded.savepoint,
           record: { topic: record.topic, partition: record.partition, offset: record.offset },
         });
+        // A handler that caught a failed statement without a savepoint left the transaction aborted: its record fails.
+        await guarded.check('the handler caught a failed statement');
         if (result === 'stale') outcomes[index] = 'stale';
       } catch (error) {
         throw new HandlerFailure(index, error, true);
@@ -78,7 +86,8 @@ export function createApplier(options: ApplierOptions) {
     signal: AbortSignal,
     parked: ReadonlySet<number> = new Set(),
   ): Promise<Outcome[]> {
-    const claimed = range.filter((_, index) => !parked.has(index)).map((item) => item.event.id);
+    // The dedup key is the event's identity, source + id (a UUID id is its own key: see envelope/identity.ts).
+    const claimed = range.filter((_, index) => !parked.has(index)).map((item) => dedupKeyOf(item.event));
     const fresh = new Set<string>();
     if (claimed.length > 0) {
       const { rows } = await tx.query<{ event_id: string }>(dedup, [group, claimed]);
@@ -86,7 +95,7 @@ export function createApplier(options: ApplierOptions) {
     }
     // A repeat (redelivery, or the same id twice in one range) finds no fresh claim left.
     const outcomes: Outcome[] = range.map(({ event }, index) =>
-      parked.has(index) ? 'parked' : fresh.delete(event.id) ? 'applied' : 'duplicate',
+      parked.has(index) ? 'parked' : fresh.delete(dedupKeyOf(event)) ? 'applied' : 'duplicate',
     );
     if (batchHandler) await applyBatch(tx, range, outcomes, signal);
     else await applyEach(tx, range, outcomes, signal);

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/port.ts';
-import { isConnectionLost } from '../db/sqlstate.ts';
+import { isConnectionLost, sqlState } from '../db/sqlstate.ts';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
 
 /**
@@ -32,4 +32,15 @@ export function outageProbe(db: Queryable): (error: unknown) => Promise<boolean>
       () => true,
     );
   };
+}
+
+const contentionStates = new Set(['40001', '40P01', '55P03']);
+
+/**
+ * Whether a failure is contention with other transactions (a serialization failure, a deadlock, a lock not available):
+ * it passes by retrying the same work and says nothing about the records, so it counts as no record's attempt.
+ */
+export function isContention(error: unknown): boolean {
+  const state = sqlState(error);
+  return state !== undefined && contentionStates.has(state);
 }

@@ -17,7 +17,7 @@ import type {
 } from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
 import { createApplier, type Decoded, HandlerFailure } from './apply.ts';
-import { isPermanent, outageProbe } from './classify.ts';
+import { isContention, isPermanent, outageProbe } from './classify.ts';
 import { createDrainer } from './key-order/drain.ts';
 import { KeyOrder } from './key-order/key-order.ts';
 import type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
@@ -172,17 +172,32 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     });
   }
 
+  /**
+   * True when `error` is nobody's record's fault and the partition was paused to try again later, counting no attempt:
+   * the database went away (a restart, a network cut) or the work met contention (a deadlock, a serialization failure,
+   * a lock timeout). Only this partition waits, with a growing backoff; nothing is dead-lettered.
+   */
+  async function waitOutside(record: IncomingRecord, error: unknown, control: BatchControl): Promise<boolean> {
+    const outage = await isOutage(error);
+    if (!outage && !isContention(error)) return false;
+    outages += 1;
+    const delay = fullJitter(Math.min(outages, 8), retryBase, retryCap);
+    logger.warn(
+      outage
+        ? 'database unreachable; partition paused until the retry'
+        : 'contention; partition paused until the retry',
+      {
+        delayMs: delay,
+        ...errorFields(error),
+      },
+    );
+    pauseFor(record, delay, control);
+    return true;
+  }
+
   /** A record that cannot be applied now: forwarded, dead-lettered, or retried in place; false when the batch stops. */
   async function failed(record: IncomingRecord, error: unknown, control: BatchControl): Promise<boolean> {
-    if (await isOutage(error)) {
-      // The database went away (a restart, a network cut): the record is not at fault, so this is no attempt of it.
-      // Only its partition waits, with a growing backoff, as long as the outage lasts; nothing is dead-lettered.
-      outages += 1;
-      const delay = fullJitter(Math.min(outages, 8), retryBase, retryCap);
-      logger.warn('database unreachable; partition paused until the retry', { delayMs: delay, ...errorFields(error) });
-      pauseFor(record, delay, control);
-      return false;
-    }
+    if (await waitOutside(record, error, control)) return false;
     if (retryTopics) {
       if (!(await settler.forward(record, error, attemptsOf(record) + 1, control.signal))) return false;
       control.resolve(record.offset);
@@ -233,7 +248,18 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       try {
         outcomes = await applyRange(range, control.signal);
       } catch (caught) {
-        const failure = caught instanceof HandlerFailure ? caught : new HandlerFailure(0, caught);
+        if (
+          await waitOutside(items[start]!.record, caught instanceof HandlerFailure ? caught.error : caught, control)
+        ) {
+          return false;
+        }
+        // A failure of a statement the whole range shares (the dedup claim, a COMMIT that answered ROLLBACK, the
+        // offset) is no record's own: the range is split until the failure is pinned on one record, so no innocent
+        // record is counted an attempt (or dead-lettered) for it.
+        const failure =
+          caught instanceof HandlerFailure
+            ? caught
+            : new HandlerFailure(range.length > 1 ? Math.ceil(range.length / 2) : 0, caught);
         // Apply the good records before the failing one first, so the failure holds back nothing but itself.
         if (failure.index > 0) {
           end = start + failure.index;

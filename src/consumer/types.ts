@@ -13,6 +13,12 @@ export interface HandlerContext {
   /** Aborted when the consumer closes or loses the partition. */
   signal: AbortSignal;
   group: string;
+  /**
+   * Runs `fn` in a savepoint of `tx`: when it throws, only its statements are undone and the error is rethrown, so the
+   * handler may catch it (an "already done" unique violation) and go on. Catching a SQL error WITHOUT a savepoint
+   * aborts the whole transaction: the record then fails with `EFF_TX_ABORTED` instead of counting as applied.
+   */
+  savepoint<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   record: { topic: string; partition: number; offset: string };
 }
 
@@ -27,6 +33,12 @@ export interface BatchHandlerContext {
   tx: Queryable;
   signal: AbortSignal;
   group: string;
+  /**
+   * Runs `fn` in a savepoint of `tx`: when it throws, only its statements are undone and the error is rethrown, so the
+   * handler may catch it (an "already done" unique violation) and go on. Catching a SQL error WITHOUT a savepoint
+   * aborts the whole transaction: the record then fails with `EFF_TX_ABORTED` instead of counting as applied.
+   */
+  savepoint<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
 /**

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { transactionAborted } from '../errors.ts';
 import type { Db, Queryable } from './port.ts';
 
 export interface PgDbOptions {
@@ -36,7 +37,9 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
       try {
         await client.query('BEGIN');
         const result = await work(client as Queryable);
-        await client.query('COMMIT');
+        // A transaction a failed statement aborted answers COMMIT with a ROLLBACK tag, not an error: check the tag.
+        const committed = await client.query('COMMIT');
+        if (committed.command !== 'COMMIT') throw transactionAborted('COMMIT answered ' + committed.command);
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch((rollbackError: unknown) => {
