@@ -27,6 +27,16 @@ export interface CircuitBreakerOptions {
   now?: () => number;
 }
 
+/** One call's permission: report its outcome once (a second report is ignored). */
+export interface CircuitPermit {
+  /** True when this call is a half-open probe: its outcome decides whether the breaker closes. */
+  readonly probe: boolean;
+  success(): void;
+  failure(): void;
+  /** Given back unused (the call was not made): counts neither way. */
+  release(): void;
+}
+
 /**
  * Closed: calls go through and their outcomes are counted over a sliding window. Open (the failure ratio reached with
  * at least `minimumCalls`): no call goes through for `openMs`. Half-open: `halfOpenCalls` probes go through; their
@@ -34,7 +44,15 @@ export interface CircuitBreakerOptions {
  */
 export interface CircuitBreaker {
   readonly state: CircuitState;
-  /** Asks to make one call: true (a permit; report it with `success`, `failure` or `release`) or false (wait). */
+  /**
+   * Asks to make one call: a permit to report the call's outcome on, or `undefined` (wait). Exact: only a probe's
+   * own permit decides a half-open breaker, whatever order late answers of earlier calls come in.
+   */
+  acquire(): CircuitPermit | undefined;
+  /**
+   * Asks to make one call: true (report it with `success`, `failure` or `release`) or false (wait). These anonymous
+   * reports settle the oldest outstanding call first; when calls answer out of order prefer `acquire`.
+   */
   tryAcquire(): boolean;
   /** How many calls may start now (Infinity while closed, 0 while open, the free probes while half-open). */
   capacity(): number;
@@ -46,7 +64,19 @@ export interface CircuitBreaker {
   release(): void;
   /** Calls `listener` on every state change; returns a function that stops it. */
   onStateChange(listener: (change: CircuitStateChange) => void): () => void;
+  /** How many entries the sliding window holds now (at most about 1,000, whatever the call rate). */
+  windowEntries(): number;
 }
+
+/** A slice of the window: the outcomes of calls that ended within `windowMs / 1000` of `at`. */
+interface Slice {
+  at: number;
+  calls: number;
+  failures: number;
+}
+
+/** Slices per window: the window's memory and the cost of pruning it are bounded by this, not by the call rate. */
+const slicesPerWindow = 1000;
 
 export function createCircuitBreaker(options: CircuitBreakerOptions = {}): CircuitBreaker {
   const failureRatio = options.failureRatio ?? 0.5;
@@ -63,13 +93,26 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     throw invalidOptions('halfOpenCalls', 'a positive integer');
   }
   const now = options.now ?? (() => performance.now());
+  const sliceMs = windowMs / slicesPerWindow;
   const listeners = new Set<(change: CircuitStateChange) => void>();
-  /** Outcomes in the window, oldest first: [time, failed]. */
-  const outcomes: [number, boolean][] = [];
+  /** Outcomes in the window, oldest first, grouped in slices, with running totals. */
+  const window: Slice[] = [];
+  let windowCalls = 0;
+  let windowFailures = 0;
   let state: CircuitState = 'closed';
   let openedAt = 0;
+  /** Which half-open period a probe belongs to: a probe of an earlier one is late. */
+  let halfOpenRound = 0;
   let probesOut = 0;
   let probesPassed = 0;
+  /** Permits of the anonymous API (`tryAcquire` and friends), oldest first. */
+  const anonymous: CircuitPermit[] = [];
+
+  function clearWindow(): void {
+    window.length = 0;
+    windowCalls = 0;
+    windowFailures = 0;
+  }
 
   function move(to: CircuitState, failures = 0, calls = 0): void {
     const change = { from: state, to, at: now(), failures, calls };
@@ -77,7 +120,8 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     probesOut = 0;
     probesPassed = 0;
     if (to === 'open') openedAt = change.at;
-    if (to === 'closed') outcomes.length = 0;
+    if (to === 'half-open') halfOpenRound += 1;
+    if (to === 'closed') clearWindow();
     for (const listener of listeners) listener(change);
   }
 
@@ -86,30 +130,75 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     if (state === 'open' && now() - openedAt >= openMs) move('half-open');
   }
 
-  function count(): { calls: number; failures: number } {
-    const since = now() - windowMs;
-    while (outcomes.length > 0 && outcomes[0]![0] <= since) outcomes.shift();
-    let failures = 0;
-    for (const [, failed] of outcomes) if (failed) failures += 1;
-    return { calls: outcomes.length, failures };
+  function prune(at: number): void {
+    const since = at - windowMs;
+    while (window.length > 0 && window[0]!.at <= since) {
+      const gone = window.shift()!;
+      windowCalls -= gone.calls;
+      windowFailures -= gone.failures;
+    }
   }
 
-  function settle(failed: boolean): void {
+  function record(failed: boolean): void {
+    const at = now();
+    prune(at);
+    let last = window.at(-1);
+    if (last === undefined || at - last.at >= sliceMs) {
+      last = { at, calls: 0, failures: 0 };
+      window.push(last);
+    }
+    last.calls += 1;
+    windowCalls += 1;
+    if (failed) {
+      last.failures += 1;
+      windowFailures += 1;
+    }
+  }
+
+  function settle(probeOf: number | undefined, failed: boolean): void {
     tick();
-    if (state === 'half-open') {
-      // Only probes count here; a late outcome of a call started before the breaker opened is not one.
-      if (probesOut === 0) return;
+    if (probeOf !== undefined) {
+      // A probe of an earlier half-open period (the breaker opened again meanwhile) decides nothing now.
+      if (state !== 'half-open' || probeOf !== halfOpenRound) return;
       probesOut -= 1;
       if (failed) move('open', 1, 1);
       else if (++probesPassed >= halfOpenCalls) move('closed');
       return;
     }
-    // An outcome arriving while open (a call started before it tripped) changes nothing.
-    if (state === 'open') return;
-    outcomes.push([now(), failed]);
-    if (!failed) return;
-    const { calls, failures } = count();
-    if (calls >= minimumCalls && failures / calls >= failureRatio) move('open', failures, calls);
+    // A call let through while closed that answers while open or half-open changes nothing: it is no probe.
+    if (state !== 'closed') return;
+    record(failed);
+    if (failed && windowCalls >= minimumCalls && windowFailures / windowCalls >= failureRatio) {
+      move('open', windowFailures, windowCalls);
+    }
+  }
+
+  function acquire(): CircuitPermit | undefined {
+    tick();
+    if (state === 'open') return undefined;
+    if (state === 'half-open' && probesOut + probesPassed >= halfOpenCalls) return undefined;
+    const probeOf = state === 'half-open' ? halfOpenRound : undefined;
+    if (probeOf !== undefined) probesOut += 1;
+    let settled = false;
+    const once = (then: () => void) => () => {
+      if (settled) return;
+      settled = true;
+      then();
+    };
+    return {
+      probe: probeOf !== undefined,
+      success: once(() => settle(probeOf, false)),
+      failure: once(() => settle(probeOf, true)),
+      release: once(() => {
+        if (probeOf !== undefined && state === 'half-open' && probeOf === halfOpenRound) probesOut -= 1;
+      }),
+    };
+  }
+
+  /** The anonymous API settles the oldest non-probe call first, then the probes (calls mostly end in order). */
+  function oldestAnonymous(): CircuitPermit | undefined {
+    const index = anonymous.findIndex((permit) => !permit.probe);
+    return anonymous.splice(index === -1 ? 0 : index, 1)[0];
   }
 
   const breaker: CircuitBreaker = {
@@ -117,12 +206,11 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
       tick();
       return state;
     },
+    acquire,
     tryAcquire() {
-      tick();
-      if (state === 'closed') return true;
-      if (state === 'open' || probesOut + probesPassed >= halfOpenCalls) return false;
-      probesOut += 1;
-      return true;
+      const permit = acquire();
+      if (permit) anonymous.push(permit);
+      return permit !== undefined;
     },
     capacity() {
       tick();
@@ -134,15 +222,17 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
       tick();
       return state === 'open' ? Math.max(0, openedAt + openMs - now()) : 0;
     },
-    success: () => settle(false),
-    failure: () => settle(true),
-    release() {
-      if (state === 'half-open' && probesOut > 0) probesOut -= 1;
+    success: () => oldestAnonymous()?.success(),
+    failure: () => oldestAnonymous()?.failure(),
+    release: () => {
+      // the permit given back is the newest one (acquired and not used)
+      anonymous.pop()?.release();
     },
     onStateChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    windowEntries: () => window.length,
   };
   return breaker;
 }

@@ -1,6 +1,7 @@
 import {
   type CircuitBreaker,
   type CircuitBreakerOptions,
+  type CircuitPermit,
   createCircuitBreaker,
 } from '../backpressure/circuit-breaker.ts';
 import { createRateLimiter, type RateLimiter, type RateLimiterOptions } from '../backpressure/rate-limiter.ts';
@@ -188,7 +189,7 @@ export function createSender(options: SenderOptions): Sender {
   }
 
   /** One effect: a lookup when it is in doubt, else (or then) the call; then the outcome recorded. */
-  async function perform(effect: Claimed): Promise<void> {
+  async function perform(effect: Claimed, permit: CircuitPermit | undefined): Promise<void> {
     const controller = new AbortController();
     const timeout = new Error(`provider call timed out after ${callTimeoutMs} ms`);
     const timer = setTimeout(() => controller.abort(timeout), callTimeoutMs);
@@ -219,17 +220,15 @@ export function createSender(options: SenderOptions): Sender {
       clearTimeout(timer);
       hardStop.signal.removeEventListener('abort', onHardStop);
     }
-    if (breaker) {
-      // A permanent refusal is an answer: the provider is up.
-      if (outcome.ok || outcome.failure === 'permanent') breaker.success();
-      else breaker.failure();
-    }
+    // A permanent refusal is an answer: the provider is up. The call's own permit: a late answer is no probe's.
+    if (outcome.ok || outcome.failure === 'permanent') permit?.success();
+    else permit?.failure();
     await options.faults?.('sender:after-call');
     await record(effect, outcome);
   }
 
-  function launch(effect: Claimed): void {
-    const work = perform(effect).catch((error: unknown) => {
+  function launch(effect: Claimed, permit: CircuitPermit | undefined): void {
+    const work = perform(effect, permit).catch((error: unknown) => {
       counts.unrecorded += 1;
       logger.error('effect outcome not recorded; it is tried again when its lease ends', {
         id: effect.id,
@@ -286,12 +285,13 @@ export function createSender(options: SenderOptions): Sender {
       }
       for (const effect of claimed) {
         // The breaker may have opened, or a shared limiter emptied, while the claim ran: hand the effect back.
-        const permitted = !stop.signal.aborted && (breaker?.tryAcquire() ?? true);
+        const permit = stop.signal.aborted ? undefined : breaker?.acquire();
+        const permitted = !stop.signal.aborted && (breaker === undefined || permit !== undefined);
         if (permitted && (limiter?.tryTake() ?? true)) {
-          launch(effect);
+          launch(effect, permit);
           continue;
         }
-        if (permitted) breaker?.release();
+        permit?.release();
         await claims.unclaim(db, effect).catch((error: unknown) => {
           logger.warn('could not hand an effect back; it is tried again when its lease ends', errorFields(error));
         });
