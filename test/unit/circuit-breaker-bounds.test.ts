@@ -15,7 +15,10 @@ function clocked(overrides: Parameters<typeof createCircuitBreaker>[0] = {}) {
     now: () => time,
     ...overrides,
   });
-  return { breaker, advance: (ms: number) => void (time += ms) };
+  const advance = (ms: number) => {
+    time += ms;
+  };
+  return { breaker, advance };
 }
 
 test('circuit breaker: the window holds a bounded number of entries however many successes it sees', () => {
