@@ -80,11 +80,15 @@ export class RetryTopics {
     permanent: boolean,
     now = Date.now(),
   ): OutgoingRecord {
-    const { main } = this.stageOf(record.topic);
+    const stage = this.stageOf(record.topic);
+    const main = stage.main;
     const next = permanent || attempts > this.delaysMs.length ? null : attempts;
-    const headers: Record<string, string | Buffer> = { ...record.headers };
-    const fromMain = !headers[RetryHeaders.originalTopic];
-    if (fromMain) {
+    // The forwarding headers are trusted only on a record of this group's own chain: a record of the main topic that
+    // carries them (a handler re-emitting `event.headers`, a hostile producer) must not choose where a redrive goes.
+    const forwarded =
+      stage.stage !== 0 && groupOf(record) === group && header(record, RetryHeaders.originalTopic) === main;
+    const headers: Record<string, string | Buffer> = forwarded ? { ...record.headers } : withoutOurHeaders(record);
+    if (!forwarded) {
       headers[RetryHeaders.originalTopic] = record.topic;
       headers[RetryHeaders.originalPartition] = String(record.partition);
       headers[RetryHeaders.originalOffset] = record.offset;
@@ -112,6 +116,32 @@ function header(record: IncomingRecord, name: string): string | undefined {
   return record.headers[name]?.toString('utf8');
 }
 
+function withoutOurHeaders(record: IncomingRecord): Record<string, Buffer> {
+  const headers: Record<string, Buffer> = {};
+  for (const [name, value] of Object.entries(record.headers)) if (!name.startsWith(prefix)) headers[name] = value;
+  return headers;
+}
+
+/** Whether `topic` is a retry topic or the dead-letter topic of `main`, by the names this library gives them. */
+function inChainOf(topic: string, main: string): boolean {
+  if (topic === deadLetterTopicName(main)) return true;
+  const retryPrefix = `${main}-retry-`;
+  return topic.startsWith(retryPrefix) && /^[1-9]\d{0,8}$/.test(topic.slice(retryPrefix.length));
+}
+
+const maxPartition = 2 ** 31 - 1;
+const maxOffset = 2n ** 63n - 1n;
+
+/** The original coordinates the forwarding headers give, or the name of the first header that does not parse. */
+function coordinatesOf(record: IncomingRecord): { partition: number; offset: string; timestamp: number } | string {
+  const partition = header(record, RetryHeaders.originalPartition) ?? '';
+  if (!/^\d{1,10}$/.test(partition) || Number(partition) > maxPartition) return RetryHeaders.originalPartition;
+  const offset = header(record, RetryHeaders.originalOffset) ?? '';
+  if (!/^\d{1,19}$/.test(offset) || BigInt(offset) > maxOffset) return RetryHeaders.originalOffset;
+  const timestamp = Number(header(record, RetryHeaders.originalTimestamp));
+  return { partition: Number(partition), offset, timestamp: Number.isFinite(timestamp) ? timestamp : record.timestamp };
+}
+
 /** Attempts already made on a forwarded record (0 for a record of the main topic). */
 export function attemptsOf(record: IncomingRecord): number {
   return Number(header(record, RetryHeaders.attempt) ?? 0) || 0;
@@ -128,7 +158,10 @@ export function groupOf(record: IncomingRecord): string | undefined {
 
 /**
  * The record as its producer wrote it, at its original coordinates, without the forwarding headers: what the
- * dead-letter store keeps and a redrive republishes.
+ * dead-letter store keeps and a redrive republishes. The forwarding headers count only on a record of the chain they
+ * name (`<topic>-retry-N` or `<topic>-dlt` for original topic `<topic>`); anything else is kept at its own
+ * coordinates. Coordinates that do not parse make it a dead letter `EFF_FORWARD_HEADERS_INVALID` at its own
+ * coordinates (a NaN partition failed the insert, and settling retried it for ever).
  */
 export function originalOf(record: IncomingRecord): {
   record: IncomingRecord;
@@ -136,20 +169,25 @@ export function originalOf(record: IncomingRecord): {
   code: string;
   reason: string;
 } {
-  const headers: Record<string, Buffer> = {};
-  for (const [name, value] of Object.entries(record.headers)) if (!name.startsWith(prefix)) headers[name] = value;
+  const headers = withoutOurHeaders(record);
   const firstFailedAt = Number(header(record, RetryHeaders.firstFailedAt));
-  return {
-    record: {
-      ...record,
-      topic: header(record, RetryHeaders.originalTopic) ?? record.topic,
-      partition: Number(header(record, RetryHeaders.originalPartition) ?? record.partition),
-      offset: header(record, RetryHeaders.originalOffset) ?? record.offset,
-      timestamp: Number(header(record, RetryHeaders.originalTimestamp) ?? record.timestamp),
-      headers,
-    },
+  const reason = `${header(record, RetryHeaders.errorClass) ?? 'Error'}: ${header(record, RetryHeaders.errorMessage) ?? 'unknown'}`;
+  const common = {
     firstFailedAt: Number.isFinite(firstFailedAt) ? new Date(firstFailedAt) : new Date(),
     code: header(record, RetryHeaders.errorCode) ?? ErrorCodes.EFF_HANDLER_FAILED,
-    reason: `${header(record, RetryHeaders.errorClass) ?? 'Error'}: ${header(record, RetryHeaders.errorMessage) ?? 'unknown'}`,
+    reason,
   };
+  const main = header(record, RetryHeaders.originalTopic);
+  if (main === undefined || !inChainOf(record.topic, main)) return { ...common, record: { ...record, headers } };
+  const coordinates = coordinatesOf(record);
+  if (typeof coordinates === 'string') {
+    const value = JSON.stringify((header(record, coordinates) ?? '').slice(0, 100));
+    return {
+      ...common,
+      record: { ...record, headers },
+      code: ErrorCodes.EFF_FORWARD_HEADERS_INVALID,
+      reason: `forwarding headers invalid (${coordinates}: ${value}), kept where it was read; ${reason}`,
+    };
+  }
+  return { ...common, record: { ...record, topic: main, ...coordinates, headers } };
 }
