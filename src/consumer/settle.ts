@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../db/port.ts';
 import type { DeadLetterStore } from '../deadletter/store.ts';
-import { eventIdOfRecord } from '../envelope/cloudevents.ts';
+import { eventKeyOfRecord } from '../envelope/cloudevents.ts';
 import { errorFields, type Logger } from '../observability/logger.ts';
 import { fullJitter, sleep } from '../observability/sleep.ts';
 import type { Consumer, IncomingRecord, Producer } from '../transport/port.ts';
@@ -101,7 +101,7 @@ export class Settler {
    */
   async giveUp(consumed: Consumed, input: KeepInput, signal: AbortSignal): Promise<boolean> {
     const { group, store, keyOrder, logger } = this.ctx;
-    const eventId = eventIdOfRecord(input.record);
+    const eventId = eventKeyOfRecord(input.record); // the dedup key (source + id), what key holds compare
     let id: string | undefined;
     const done = await this.#settle(consumed, signal, async (tx) => {
       id = await store.keep(tx, { consumer: group, eventId, ...input });
@@ -154,7 +154,7 @@ export class Settler {
         await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
       }
     }
-    const eventId = eventIdOfRecord(record);
+    const eventId = eventKeyOfRecord(record);
     const fromMain = retryTopics!.stageOf(record.topic).stage === 0;
     logger.warn('apply failed; record forwarded', {
       topic: record.topic,

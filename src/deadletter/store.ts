@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
+import { eventIdOfRecord, eventSourceOfRecord } from '../envelope/cloudevents.ts';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import type { FaultInjector } from '../observability/faults.ts';
 import { keyText, keyToSend } from '../transport/key.ts';
@@ -14,8 +15,15 @@ export interface DeadLetter {
   topic: string;
   partition: number;
   offset: string;
-  /** The event's id, when the record had a valid one. */
+  /** The event's CloudEvents id as the record carries it (any non-empty string), when it had a valid one. */
   eventId: string | null;
+  /** The event's CloudEvents `source`, when it had one: with the id, the event's identity. */
+  source: string | null;
+  /**
+   * The dedup key the consumer claims for the event (column `event_id`): the id itself when it is a UUID, otherwise
+   * a UUIDv5 over source + id (see docs/cloudevents.md); null without a valid id.
+   */
+  dedupKey: string | null;
   /** The key as text, or null when it has none or it is not text (then see `keyBytes`). */
   key: string | null;
   /** The key's bytes as the record came with them. */
@@ -99,13 +107,25 @@ function reasonOf(error: unknown): string {
 function toLetter(row: Row): DeadLetter {
   const headers: Record<string, Buffer> = {};
   for (const [name, value] of Object.entries(row.headers)) headers[name] = Buffer.from(value, 'base64');
+  // The id and source are read from the record as it was kept (headers or structured value), never rewritten.
+  const kept: IncomingRecord = {
+    topic: row.topic,
+    partition: row.partition,
+    offset: row.offset,
+    key: row.key_bytes,
+    value: row.payload,
+    headers,
+    timestamp: 0,
+  };
   return {
     id: row.id,
     consumer: row.consumer,
     topic: row.topic,
     partition: row.partition,
     offset: row.offset,
-    eventId: row.event_id,
+    eventId: eventIdOfRecord(kept) ?? row.event_id,
+    source: eventSourceOfRecord(kept),
+    dedupKey: row.event_id,
     key: row.key,
     keyBytes: row.key_bytes,
     headers,
@@ -144,6 +164,7 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       input: {
         consumer: string;
         record: IncomingRecord;
+        /** The event's dedup key (`eventKeyOfRecord`), kept in the uuid column `event_id`; the id stays in the record. */
         eventId: string | null;
         error: unknown;
         attempts: number;

@@ -1,6 +1,7 @@
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../errors.ts';
 import type { IncomingRecord, OutgoingRecord } from '../transport/port.ts';
 import type { Event } from './event.ts';
+import { canonicalId, dedupKey, identityProblem } from './identity.ts';
 import {
   type DataEncoding,
   decodeStructured,
@@ -50,6 +51,22 @@ function header(record: IncomingRecord, name: string): string | undefined {
   return record.headers[name]?.toString('utf8');
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * An identity header (`ce_id`, `ce_source`) read strictly: undefined when absent, null when its bytes are not UTF-8
+ * (a lenient read would turn every invalid byte into U+FFFD, and two different ids into one dedup key).
+ */
+function identityHeader(record: IncomingRecord, name: string): string | null | undefined {
+  const value = record.headers[name];
+  if (value === undefined) return undefined;
+  try {
+    return strictUtf8.decode(value);
+  } catch {
+    return null;
+  }
+}
+
 /** A permanent decode error naming the record (shared with the structured mode). */
 export function decodeFailed(
   code:
@@ -74,16 +91,21 @@ export function decodeFailed(
  */
 export function decodeEvent(record: IncomingRecord): Event {
   if (isStructuredRecord(record)) return decodeStructured(record);
-  const id = header(record, 'ce_id');
-  if (id === undefined || !isUuid(id)) {
-    throw new EffectivelyError(
-      ErrorCodes.EFF_MISSING_EVENT_ID,
-      `${record.topic}[${record.partition}]@${record.offset}: ${id === undefined ? 'no ce_id header' : `ce_id \`${id.slice(0, 80)}\` is not a UUID`}`,
-      { retryable: false, details: { topic: record.topic, partition: record.partition, offset: record.offset } },
-    );
+  // Any non-empty text is an id (CloudEvents: unique per source); the dedup key is derived from source + id.
+  const id = identityHeader(record, 'ce_id');
+  if (id === undefined || id === '') {
+    const problem = id === undefined ? 'no ce_id header' : 'ce_id is empty';
+    throw decodeFailed(ErrorCodes.EFF_MISSING_EVENT_ID, problem, record);
   }
   const type = header(record, 'ce_type');
-  const source = header(record, 'ce_source');
+  const source = identityHeader(record, 'ce_source');
+  if (id === null || source === null) {
+    throw decodeFailed(
+      ErrorCodes.EFF_INVALID_EVENT,
+      `${id === null ? 'ce_id' : 'ce_source'} is not UTF-8 text`,
+      record,
+    );
+  }
   if (!type || !source) throw decodeFailed(ErrorCodes.EFF_INVALID_EVENT, 'missing ce_type or ce_source', record);
   const versionText = header(record, 'ce_version');
   const version = versionText === undefined ? undefined : Number(versionText);
@@ -108,7 +130,7 @@ export function decodeEvent(record: IncomingRecord): Event {
     if (!reserved.has(name)) headers[name] = value.toString('utf8');
   }
   return {
-    id: id.toLowerCase(),
+    id: canonicalId(id),
     topic: record.topic,
     type,
     source,
@@ -148,10 +170,37 @@ export function encodeEventAs(event: Event, mode: ContentMode, encoding?: DataEn
   return { ...record, headers, value: encoding.bytes === undefined ? record.value : Buffer.from(encoding.bytes) };
 }
 
-/** The event id of a record in either mode, without decoding the rest; null when it has no valid one. */
+/** An identity attribute (`id`, `source`) of a record in either mode, without decoding the rest; null when not valid. */
+function identityAttribute(record: IncomingRecord, name: 'id' | 'source'): string | null {
+  const value = isStructuredRecord(record) ? peekAttribute(record, name) : identityHeader(record, `ce_${name}`);
+  return typeof value === 'string' && identityProblem(value) === undefined ? value : null;
+}
+
+/**
+ * The event id of a record in either mode, as the event carries it (a UUID lowercased, any other id unchanged),
+ * without decoding the rest; null when it has no valid one.
+ */
 export function eventIdOfRecord(record: IncomingRecord): string | null {
-  const id = isStructuredRecord(record) ? peekAttribute(record, 'id') : header(record, 'ce_id');
-  return typeof id === 'string' && isUuid(id) ? id.toLowerCase() : null;
+  const id = identityAttribute(record, 'id');
+  return id === null ? null : canonicalId(id);
+}
+
+/**
+ * The dedup key of a record in either mode (see `identity.ts`: a UUID id itself, otherwise a UUIDv5 over source + id),
+ * without decoding the rest; null when it has no valid id (or a non-UUID id without a valid source). The key a dead
+ * letter and a key hold store, equal to `dedupKeyOf(decodeEvent(record))` for a record that decodes.
+ */
+export function eventKeyOfRecord(record: IncomingRecord): string | null {
+  const id = identityAttribute(record, 'id');
+  if (id === null) return null;
+  // A UUID id is its own key whatever the source (the key of earlier versions); only other ids need the source.
+  const source = isUuid(id) ? '' : identityAttribute(record, 'source');
+  return source === null ? null : dedupKey(source, id);
+}
+
+/** The `source` of a record in either mode, without decoding the rest; null when it has no valid one. */
+export function eventSourceOfRecord(record: IncomingRecord): string | null {
+  return identityAttribute(record, 'source');
 }
 
 /**

@@ -2,11 +2,15 @@ import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import { isUuid, uuidv7 } from './uuidv7.ts';
 
 /**
- * One fact, born once. The id is created with the event and carried unchanged through relays, retries and redrives:
- * it is what consumers deduplicate on.
+ * One fact, born once. The id is created with the event and carried unchanged through relays, retries and redrives;
+ * with the source it is the event's identity (CloudEvents: source + id), which consumers deduplicate on (the dedup key,
+ * see `identity.ts` and docs/cloudevents.md).
  */
 export interface Event<T = unknown> {
-  /** UUIDv7, created once. */
+  /**
+   * The CloudEvents id: any non-empty string, unique per source. `createEvent` makes a UUIDv7; events from other
+   * producers carry theirs (`order-2026-000123`, `evt_…`) unchanged; a UUID is shown in lowercase.
+   */
   readonly id: string;
   /** Destination topic. */
   readonly topic: string;
@@ -49,7 +53,10 @@ function requireText(field: string, value: unknown): string {
 /** Builds an event, giving it its one and only id. */
 export function createEvent<T>(input: NewEvent<T>): Event<T> {
   const id = input.id ?? uuidv7();
-  if (!isUuid(id)) throw new EffectivelyError(ErrorCodes.EFF_INVALID_EVENT, `event id \`${id}\` is not a UUID`);
+  if (!isUuid(id)) {
+    // The outbox keeps its rows under a uuid id; consumers accept any non-empty id from other producers.
+    throw new EffectivelyError(ErrorCodes.EFF_INVALID_EVENT, `event id \`${id}\` is not a UUID (the outbox needs one)`);
+  }
   if (input.version !== undefined && !Number.isSafeInteger(input.version)) {
     throw new EffectivelyError(ErrorCodes.EFF_INVALID_EVENT, 'event `version` must be a safe integer');
   }

@@ -2,7 +2,7 @@ import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import type { IncomingRecord, OutgoingRecord } from '../transport/port.ts';
 import { decodeFailed } from './cloudevents.ts';
 import type { Event } from './event.ts';
-import { isUuid } from './uuidv7.ts';
+import { canonicalId, identityProblem } from './identity.ts';
 
 /**
  * CloudEvents 1.0, Kafka protocol binding, **structured** content mode: the record's `content-type` header is
@@ -147,9 +147,11 @@ export function decodeStructured(record: IncomingRecord): Event {
     throw decodeFailed(ErrorCodes.EFF_DECODE_FAILED, 'structured event is not a JSON object', record);
   }
   const doc = document as Record<string, unknown>;
+  // Any non-empty text is an id (CloudEvents: unique per source); the dedup key is derived from source + id.
   const id = doc.id;
-  if (typeof id !== 'string' || !isUuid(id)) {
-    const problem = id === undefined ? 'no `id` attribute' : `id \`${String(id).slice(0, 80)}\` is not a UUID`;
+  if (typeof id !== 'string' || id === '') {
+    const problem =
+      id === undefined ? 'no `id` attribute' : `id \`${String(id).slice(0, 80)}\` is not a non-empty string`;
     throw decodeFailed(ErrorCodes.EFF_MISSING_EVENT_ID, problem, record);
   }
   const invalid = (message: string) => decodeFailed(ErrorCodes.EFF_INVALID_EVENT, message, record);
@@ -157,6 +159,13 @@ export function decodeStructured(record: IncomingRecord): Event {
   const type = text(doc, 'type');
   const source = text(doc, 'source');
   if (!type || !source) throw invalid('missing type or source');
+  for (const [name, value] of [
+    ['id', id],
+    ['source', source],
+  ] as const) {
+    const problem = identityProblem(value);
+    if (problem !== undefined) throw invalid(`${name} ${problem}`);
+  }
   const version = typeof doc.version === 'string' && doc.version !== '' ? Number(doc.version) : doc.version;
   if (version !== undefined && !(typeof version === 'number' && Number.isSafeInteger(version))) {
     throw invalid(`version \`${String(doc.version)}\` is not an integer`);
@@ -180,7 +189,7 @@ export function decodeStructured(record: IncomingRecord): Event {
     headers[`ce_${name}`] = String(value);
   }
   return {
-    id: id.toLowerCase(),
+    id: canonicalId(id),
     topic: record.topic,
     type,
     source,

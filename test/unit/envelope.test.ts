@@ -53,7 +53,7 @@ test('records that are not valid events fail with stable codes, never a crash', 
   const good = asIncoming(encodeEvent(createEvent({ topic: 't', type: 'x', source: '/s', key: 'k', data: { a: 1 } })));
   const cases: [string, IncomingRecord, string][] = [
     ['no id', { ...good, headers: { ...good.headers, ce_id: Buffer.alloc(0) } }, 'EFF_MISSING_EVENT_ID'],
-    ['id not a uuid', { ...good, headers: { ...good.headers, ce_id: Buffer.from('42') } }, 'EFF_MISSING_EVENT_ID'],
+    ['id not UTF-8', { ...good, headers: { ...good.headers, ce_id: Buffer.from([0xff]) } }, 'EFF_INVALID_EVENT'],
     ['malformed JSON', { ...good, value: Buffer.from('{"a":') }, 'EFF_DECODE_FAILED'],
     ['invalid UTF-8', { ...good, value: Buffer.from([0x22, 0xff, 0xfe, 0x22]) }, 'EFF_DECODE_FAILED'],
     ['bad version', { ...good, headers: { ...good.headers, ce_version: Buffer.from('v2') } }, 'EFF_INVALID_EVENT'],
