@@ -28,7 +28,7 @@ export interface Children {
   spawn(role: Role): void;
   /** Kills `role`'s child (at its next named hop when `armed`); true once it died of the SIGKILL. */
   kill(role: Role, armed: boolean): Promise<boolean>;
-  /** SIGSTOPs `role`'s child (a test's way to leave work pending where it is). */
+  /** SIGSTOPs `role`'s child (a test's way to leave work pending where it is; SIGKILLed at the end). */
   freeze(role: Role): void;
   finished(role: Role): boolean;
   /** Stops every child (SIGTERM, then SIGKILL after 10 s): the state the audit reads no longer moves. */
@@ -142,8 +142,8 @@ export function chaosChildren(
       finishing = true;
       for (const child of children.values()) {
         if (!alive(child)) continue;
-        if (child.frozen) child.process.kill('SIGCONT');
-        child.process.kill('SIGTERM');
+        // A frozen child is killed where it stands: woken, it would carry on with the work it was frozen in.
+        child.process.kill(child.frozen ? 'SIGKILL' : 'SIGTERM');
       }
       await Promise.all(
         [...children.values()].map((child) =>

@@ -10,7 +10,7 @@ import { untilUp } from './retry.ts';
 export interface Whereabouts {
   /** Orders with no e-mail. */
   missing: number;
-  /** Missing events still in the outbox (the relay has not published them). */
+  /** Missing events still in the outbox only (the relay has not published them). */
   pendingOutbox: number;
   /** Missing events on the topic at or past the group's committed offset (the consumer has not reached them). */
   pendingTopic: number;
@@ -19,7 +19,7 @@ export interface Whereabouts {
 }
 
 const sql = (schema: string) =>
-  loadSqlSet(import.meta.url, { missing: 'missing.sql', inOutbox: 'in-outbox.sql' }, schema);
+  loadSqlSet(import.meta.url, { missing: 'missing.sql', inOutbox: 'in-outbox.sql', claimed: 'claimed.sql' }, schema);
 
 export async function locateMissing(
   db: Db,
@@ -27,26 +27,44 @@ export async function locateMissing(
   where: { schema: string; topic: string; group: string },
 ): Promise<Whereabouts> {
   const queries = sql(where.schema);
-  const { rows } = await untilUp(() => db.query<{ id: string }>(queries.missing), { what: 'auditor' });
+  const query = <R extends Record<string, unknown>>(text: string, params?: unknown[]) =>
+    untilUp(() => db.query<R>(text, params), { what: 'auditor' });
+  const { rows } = await query<{ id: string }>(queries.missing);
   const missing = new Set(rows.map((row) => row.id));
   if (missing.size === 0) return { missing: 0, pendingOutbox: 0, pendingTopic: 0, lost: 0 };
-  const { rows: queued } = await untilUp(() => db.query<{ key: string }>(queries.inOutbox, [[...missing]]), {
-    what: 'auditor',
-  });
-  for (const { key } of queued) missing.delete(key);
-  const onTopic = missing.size === 0 ? 0 : await countOnTopicPastCommitted(transport, where, missing);
-  return { missing: rows.length, pendingOutbox: queued.length, pendingTopic: onTopic, lost: missing.size - onTopic };
+  // The topic first: an event the relay published but had not yet deleted from the outbox (killed in between) is on
+  // its way to the consumer; the outbox copy is a republish the consumer will deduplicate.
+  const onTopic = await findOnTopicPastCommitted(transport, where, missing);
+  const rest = [...missing].filter((key) => !onTopic.has(key));
+  const inOutbox = new Map<string, Set<string>>();
+  if (rest.length > 0) {
+    for (const row of (await query<{ key: string; id: string }>(queries.inOutbox, [rest])).rows) {
+      inOutbox.set(row.key, (inOutbox.get(row.key) ?? new Set()).add(row.id));
+    }
+  }
+  // An event the group already claimed as applied, yet with no e-mail, would be skipped as a duplicate: gone, not pending.
+  const ids = [...onTopic.values(), ...inOutbox.values()].flatMap((set) => [...set]).filter(Boolean);
+  const claimed = new Set(
+    ids.length === 0
+      ? []
+      : (await query<{ id: string }>(queries.claimed, [where.group, ids])).rows.map((row) => row.id),
+  );
+  const pending = (found: Map<string, Set<string>>) =>
+    [...found.values()].filter((eventIds) => [...eventIds].some((id) => !claimed.has(id))).length;
+  const pendingTopic = pending(onTopic);
+  const pendingOutbox = pending(inOutbox);
+  return { missing: missing.size, pendingTopic, pendingOutbox, lost: missing.size - pendingTopic - pendingOutbox };
 }
 
 /**
  * Reads the topic from the group's committed offsets to its end (with a group of its own, committing nothing) and
- * counts the records whose key is one of `wanted`.
+ * returns, for each key among `wanted` found there, the event ids (`ce_id`) of its records.
  */
-async function countOnTopicPastCommitted(
+async function findOnTopicPastCommitted(
   transport: Transport,
   where: { topic: string; group: string },
   wanted: Set<string>,
-): Promise<number> {
+): Promise<Map<string, Set<string>>> {
   const admin = transport.admin();
   try {
     const committed = new Map<number, bigint>();
@@ -68,8 +86,8 @@ async function countOnTopicPastCommitted(
       const from = committed.get(end.partition) ?? -1n;
       if (BigInt(end.offset) > (from < 0n ? 0n : from)) remaining.set(end.partition, BigInt(end.offset));
     }
-    if (remaining.size === 0) return 0;
-    const found = new Set<string>();
+    const found = new Map<string, Set<string>>();
+    if (remaining.size === 0) return found;
     const reader = transport.consumer({
       group: `${where.group}-audit-${randomBytes(3).toString('hex')}`,
       topics: [where.topic],
@@ -80,7 +98,9 @@ async function countOnTopicPastCommitted(
       const from = committed.get(batch.partition) ?? -1n;
       for (const record of batch.records) {
         const key = record.key?.toString();
-        if (BigInt(record.offset) >= from && key && wanted.has(key)) found.add(key);
+        if (BigInt(record.offset) < from || !key || !wanted.has(key)) continue;
+        const eventId = record.headers.ce_id?.toString() ?? '';
+        found.set(key, (found.get(key) ?? new Set()).add(eventId));
       }
       const last = batch.records.at(-1);
       if (last) {
@@ -92,7 +112,7 @@ async function countOnTopicPastCommitted(
     while (remaining.size > 0 && Date.now() < deadline) await sleep(100);
     await reader.close();
     if (remaining.size > 0) throw new Error(`chaos: the auditor could not read the topic to its end`);
-    return found.size;
+    return found;
   } finally {
     await admin.close();
   }

@@ -41,6 +41,7 @@ export interface ChaosOptions {
   freeze?: Partial<Record<Role, { afterOrders?: number; afterDelivered?: number }>>;
   /** Tests: roles started only once the writer has finished and `afterWriter` ran. */
   holdUntilWritten?: Role[];
+  /** Tests: runs once when the writer has finished (before the held roles start). */
   afterWriter?: (db: Db, config: ChaosConfig) => Promise<void>;
   /** Keep the schema and topic afterwards (default: drop them). */
   keep?: boolean;
@@ -114,12 +115,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     let lastEmails = -1;
     let idleSince = Date.now();
     let stoppedEarly = false;
+    let afterWriterDone = false;
     for (;;) {
       await sleep(250);
       const now = await measure();
       const delivered = now.orders - now.lost;
       const writerFinished = children.finished('writer');
-      if (writerFinished && held.size > 0) {
+      if (writerFinished && !afterWriterDone) {
+        afterWriterDone = true;
         await options.afterWriter?.(db, config);
         for (const role of held) children.spawn(role);
         held.clear();
@@ -173,7 +176,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         restarts.postgres >= restartsWanted.postgres;
       const complete = writerFinished && now.orders === config.events && now.lost === 0 && faultsDone;
       // No progress for a while, once every fault was done (faults still owed are done first, up to the deadline).
-      const stalled = writerFinished && held.size === 0 && Date.now() - idleSince > idleMs && faultsDone;
+      const stalled = writerFinished && afterWriterDone && Date.now() - idleSince > idleMs && faultsDone;
       if (complete || stalled || Date.now() > deadline) {
         stoppedEarly = !complete;
         if (!complete) log(`chaos: stopping ${stalled ? 'after no progress' : 'at the deadline'}`);
