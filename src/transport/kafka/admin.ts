@@ -5,11 +5,14 @@ type ClientAdmin = ReturnType<Kafka['admin']>;
 
 export class KafkaAdmin implements Admin {
   readonly #client: ClientAdmin;
+  readonly #replicationFactor: number;
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(kafka: Kafka) {
+  /** `replicationFactor` -1 asks the broker for its `default.replication.factor` (CreateTopics v4+). */
+  constructor(kafka: Kafka, replicationFactor = -1) {
     this.#client = kafka.admin();
+    this.#replicationFactor = replicationFactor;
   }
 
   #connect(): Promise<void> {
@@ -20,7 +23,11 @@ export class KafkaAdmin implements Admin {
   async createTopics(topics: TopicSpec[]): Promise<void> {
     await this.#connect();
     await this.#client.createTopics({
-      topics: topics.map(({ topic, partitions }) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+      topics: topics.map(({ topic, partitions }) => ({
+        topic,
+        numPartitions: partitions,
+        replicationFactor: this.#replicationFactor,
+      })),
     });
   }
 

@@ -1,3 +1,7 @@
+import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import type { Logger } from '../../observability/logger.ts';
+import type { KafkaClientLogLevel } from './log.ts';
+
 /** Connection settings for the Kafka transport. `KAFKA_BROKERS` (comma-separated) overrides the default. */
 export interface KafkaTransportOptions {
   /** Bootstrap brokers; default `KAFKA_BROKERS` or `127.0.0.1:9092` (not `localhost`: Node resolves it to ::1). */
@@ -5,6 +9,24 @@ export interface KafkaTransportOptions {
   clientId?: string;
   /** Extra librdkafka properties for every client (e.g. security settings). */
   rdkafka?: Record<string, string | number | boolean>;
+  /**
+   * Replicas of each topic the library creates (retry and dead-letter topics, `admin().createTopics`). Default -1:
+   * the broker's `default.replication.factor` (on a three-node cluster usually 3). Set it when the cluster default
+   * is not what these topics should have; it may not exceed the number of brokers.
+   */
+  replicationFactor?: number;
+  /**
+   * Receives the Kafka client's own log lines (librdkafka's and the client binding's), structured with
+   * `source: 'kafka-client'`, `client` and `facility` fields. Default: `stderrLogger` (warnings and errors as JSON).
+   */
+  logger?: Logger;
+  /** The lowest level of the client's own lines that is logged. Default `'warn'`. */
+  clientLogLevel?: KafkaClientLogLevel;
+  /**
+   * At most one line per distinct client message per this many ms (an outage repeats the same failure); the next
+   * line after the interval carries `suppressed`: how many were dropped. Default 30000; 0 logs every line.
+   */
+  clientLogIntervalMs?: number;
 }
 
 export function defaultBrokers(): string[] {
@@ -15,4 +37,30 @@ export function defaultBrokers(): string[] {
       .map((broker) => broker.trim())
       .filter(Boolean);
   return ['127.0.0.1:9092'];
+}
+
+function invalid(field: string, message: string): EffectivelyError {
+  return new EffectivelyError(ErrorCodes.EFF_INVALID_OPTIONS, `kafkaTransport: ${field} ${message}`, {
+    details: { field },
+  });
+}
+
+/** Throws `EFF_INVALID_OPTIONS` naming the field. */
+export function validateKafkaOptions(options: KafkaTransportOptions): void {
+  const { replicationFactor, clientLogIntervalMs, clientLogLevel } = options;
+  if (
+    replicationFactor !== undefined &&
+    !(replicationFactor === -1 || (Number.isInteger(replicationFactor) && replicationFactor > 0))
+  ) {
+    throw invalid(
+      'replicationFactor',
+      `must be a positive integer or -1 (the broker's default), got ${replicationFactor}`,
+    );
+  }
+  if (clientLogIntervalMs !== undefined && !(Number.isFinite(clientLogIntervalMs) && clientLogIntervalMs >= 0)) {
+    throw invalid('clientLogIntervalMs', `must be a number of ms >= 0, got ${clientLogIntervalMs}`);
+  }
+  if (clientLogLevel !== undefined && !['error', 'warn', 'info', 'debug'].includes(clientLogLevel)) {
+    throw invalid('clientLogLevel', `must be one of error, warn, info, debug; got ${String(clientLogLevel)}`);
+  }
 }

@@ -1,16 +1,25 @@
+import { stderrLogger } from '../../observability/logger.ts';
 import type { Admin, Consumer, ConsumerOptions, Producer, Transport } from '../port.ts';
 import { KafkaAdmin } from './admin.ts';
 import { KafkaJS } from './client.ts';
-import { defaultBrokers, type KafkaTransportOptions } from './config.ts';
+import { defaultBrokers, type KafkaTransportOptions, validateKafkaOptions } from './config.ts';
 import { KafkaConsumer } from './consumer.ts';
+import { clientLogger, clientLogLevels } from './log.ts';
 import { KafkaProducer } from './producer.ts';
 
 /** The Kafka transport: the engine at scale. */
 export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
+  validateKafkaOptions(options);
   const brokers = options.brokers ?? defaultBrokers();
   const rdkafka = options.rdkafka ?? {};
+  const level = options.clientLogLevel ?? 'warn';
+  // One per transport: the same failure seen by its producer, consumers and admin is one line, not one per client.
+  const logger = clientLogger(options.logger ?? stderrLogger, {
+    level,
+    repeatIntervalMs: options.clientLogIntervalMs ?? 30_000,
+  });
   const kafka = (clientId: string) =>
-    new KafkaJS.Kafka({ kafkaJS: { brokers, clientId, logLevel: KafkaJS.logLevel.ERROR } });
+    new KafkaJS.Kafka({ kafkaJS: { brokers, clientId, logLevel: clientLogLevels[level], logger } });
   const baseId = options.clientId ?? 'effectively';
   return {
     name: 'kafka',
@@ -18,6 +27,6 @@ export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
       new KafkaProducer(kafka(producerOptions.clientId ?? baseId), rdkafka, producerOptions.transactionalId),
     consumer: (consumerOptions: ConsumerOptions): Consumer =>
       new KafkaConsumer(kafka(baseId), consumerOptions, rdkafka),
-    admin: (): Admin => new KafkaAdmin(kafka(baseId)),
+    admin: (): Admin => new KafkaAdmin(kafka(baseId), options.replicationFactor),
   };
 }
