@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/port.ts';
+import type { Db, Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { eventIdOfRecord, eventSourceOfRecord } from '../envelope/cloudevents.ts';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
@@ -59,8 +59,8 @@ export interface RedriveOptions {
   chunkSize?: number;
   /** Redrive even dead letters older than their group's dedup retention (see `EFF_REDRIVE_BEYOND_RETENTION`). */
   force?: boolean;
-  /** Called after each step with how many are done out of how many. */
-  onProgress?: (done: number, total: number) => void;
+  /** Called (and awaited) after each step with how many are done out of how many. */
+  onProgress?: (done: number, total: number) => void | Promise<void>;
   /** Stops between steps: what was marked stays marked, the rest stays dead for the next run. */
   signal?: AbortSignal;
   /** Testing only: named crash points. */
@@ -92,7 +92,11 @@ const files = {
   mark: 'mark.sql',
   discard: 'discard.sql',
   beyondRetention: 'beyond-retention.sql',
+  listIds: 'list-ids.sql',
+  lockDead: 'lock-dead.sql',
 };
+/** Ids read per query when a redrive lists what it will take. */
+const idPage = 10_000;
 const maxReason = 2000;
 
 function codeOf(error: unknown): string {
@@ -139,6 +143,12 @@ function toLetter(row: Row): DeadLetter {
   };
 }
 
+const isDb = (db: Queryable | Db): db is Db => typeof (db as Db).transaction === 'function';
+
+/** Runs `work` in a transaction when `db` can open one (a plain `Queryable` runs it as it is). */
+const inTransaction = <T>(db: Queryable | Db, work: (tx: Queryable) => Promise<T>): Promise<T> =>
+  isDb(db) ? db.transaction(work) : work(db);
+
 /** The dead-letter store in the library's schema: keep, list, redrive (same event id) and discard. */
 export function deadLetterStore(options: { schema?: string } = {}) {
   const sql = loadSqlSet(import.meta.url, files, options.schema ?? 'effectively');
@@ -155,6 +165,60 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       filter.until ?? null,
     ]);
     return rows.map(toLetter);
+  }
+
+  /** The ids of the dead letters `filter` matches, oldest first, read a page at a time. */
+  async function deadIds(db: Queryable, filter: DeadLetterFilter): Promise<string[]> {
+    const limit = filter.limit ?? 1_000_000;
+    const ids: string[] = [];
+    let after = '0';
+    while (ids.length < limit) {
+      const page = Math.min(idPage, limit - ids.length);
+      const { rows } = await db.query<{ id: string }>(sql.listIds, [
+        'dead',
+        filter.consumer ?? null,
+        filter.topic ?? null,
+        filter.code ?? null,
+        filter.ids ?? null,
+        page,
+        filter.since ?? null,
+        filter.until ?? null,
+        after,
+      ]);
+      for (const row of rows) ids.push(row.id);
+      if (rows.length < page) break;
+      after = rows.at(-1)!.id;
+    }
+    return ids;
+  }
+
+  /**
+   * One chunk, in its transaction: the letters still dead are locked (a discard decided since the redrive started is
+   * seen; one running now waits), sent, and marked. A transport living in this database appends in the same
+   * transaction (sent and marked in one commit); another one sends while the rows are locked, and a crash before the
+   * commit only sends the chunk once more, absorbed by the consumers' dedup rows.
+   */
+  async function redriveChunk(
+    db: Queryable | Db,
+    tx: Queryable,
+    producer: Producer,
+    ids: string[],
+    options: RedriveOptions,
+  ): Promise<DeadLetter[]> {
+    const { rows } = await tx.query<Row>(sql.lockDead, [ids]);
+    if (rows.length === 0) return [];
+    const letters = rows.map(toLetter);
+    const records = letters.map((letter) => ({
+      topic: letter.topic,
+      key: letter.keyBytes ? keyToSend(letter.keyBytes) : letter.key,
+      value: letter.payload,
+      headers: letter.headers,
+    }));
+    if (producer.sendWithin && isDb(db) && producer.usesDb?.(db)) await producer.sendWithin(tx, records);
+    else await producer.send(records);
+    await options.faults?.('redrive:after-send');
+    await tx.query(sql.mark, [letters.map((letter) => letter.id), 'redriven']);
+    return letters;
   }
 
   return {
@@ -205,17 +269,15 @@ export function deadLetterStore(options: { schema?: string } = {}) {
      * retention (`EFF_REDRIVE_BEYOND_RETENTION`).
      */
     async redrive(
-      db: Queryable,
+      db: Queryable | Db,
       producer: Producer,
       filter: DeadLetterFilter = {},
       options: RedriveOptions = {},
     ): Promise<DeadLetter[]> {
-      // Every matching letter unless told a limit (the list's default page is for reading, not for a bulk redrive).
-      const letters = await list(db, { limit: 1_000_000, ...filter, status: 'dead' });
-      if (!options.force && letters.length > 0) {
-        const { rows } = await db.query<{ id: string; keep_ms: string }>(sql.beyondRetention, [
-          letters.map((letter) => letter.id),
-        ]);
+      // Every matching letter unless told a limit: their ids only here, the rows are read chunk by chunk.
+      const ids = await deadIds(db, filter);
+      if (!options.force && ids.length > 0) {
+        const { rows } = await db.query<{ id: string; keep_ms: string }>(sql.beyondRetention, [ids]);
         if (rows.length > 0) {
           throw new EffectivelyError(
             ErrorCodes.EFF_REDRIVE_BEYOND_RETENTION,
@@ -225,24 +287,14 @@ export function deadLetterStore(options: { schema?: string } = {}) {
           );
         }
       }
-      if (options.dryRun || letters.length === 0) return letters;
+      if (options.dryRun) return ids.length === 0 ? [] : list(db, { ids, limit: ids.length, status: 'dead' });
       const chunkSize = options.chunkSize ?? 500;
       const done: DeadLetter[] = [];
-      for (let start = 0; start < letters.length; start += chunkSize) {
+      for (let start = 0; start < ids.length; start += chunkSize) {
         if (options.signal?.aborted) break;
-        const chunk = letters.slice(start, start + chunkSize);
-        await producer.send(
-          chunk.map((letter) => ({
-            topic: letter.topic,
-            key: letter.keyBytes ? keyToSend(letter.keyBytes) : letter.key,
-            value: letter.payload,
-            headers: letter.headers,
-          })),
-        );
-        await options.faults?.('redrive:after-send');
-        await db.query(sql.mark, [chunk.map((letter) => letter.id), 'redriven']);
-        done.push(...chunk);
-        options.onProgress?.(done.length, letters.length);
+        const chunk = ids.slice(start, start + chunkSize);
+        done.push(...(await inTransaction(db, (tx) => redriveChunk(db, tx, producer, chunk, options))));
+        await options.onProgress?.(start + chunk.length, ids.length);
       }
       return done;
     },
