@@ -2,6 +2,7 @@ import type { Db, Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
 import { uuidv7 } from '../../envelope/uuidv7.ts';
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import { errorFields } from '../../observability/logger.ts';
 import { sleep } from '../../observability/sleep.ts';
 import type {
   BatchHandler,
@@ -11,13 +12,12 @@ import type {
   TopicPartition,
   TopicPartitionOffset,
 } from '../port.ts';
+import { keyOf, shareOf } from './assignment.ts';
 import { decodeHeaders } from './codec.ts';
-import { Mutex } from './mutex.ts';
 import type { ResolvedPostgresOptions } from './options.ts';
 
 const files = {
   heartbeat: 'sql/heartbeat.sql',
-  partitions: 'sql/partitions.sql',
   acquire: 'sql/acquire.sql',
   release: 'sql/release.sql',
   leave: 'sql/leave.sql',
@@ -28,6 +28,14 @@ const files = {
 interface Owned extends TopicPartition {
   /** Next offset to fetch. */
   position: bigint;
+  /** Aborted when another member took the partition's lease: the batch in flight stops and commits nothing. */
+  readonly lost: AbortController;
+}
+
+interface HeartbeatRow extends Record<string, unknown> {
+  members: string[];
+  partitions: TopicPartition[];
+  held: TopicPartition[];
 }
 
 interface RecordRow extends Record<string, unknown> {
@@ -38,12 +46,40 @@ interface RecordRow extends Record<string, unknown> {
   ts: number;
 }
 
-const keyOf = (tp: TopicPartition) => `${tp.topic}\u0000${tp.partition}`;
+/** The error of a commit (or a batch) of a partition whose lease another member holds now: nobody's record failure. */
+export function leaseLost(group: string, tp: TopicPartition): EffectivelyError {
+  return new EffectivelyError(
+    ErrorCodes.EFF_LEASE_LOST,
+    `lease lost: another member of group ${group} holds ${tp.topic}[${tp.partition}] now; this member committed nothing of it`,
+    { retryable: true, details: { leaseLost: true, topic: tp.topic, partition: tp.partition } },
+  );
+}
+
+/** A signal aborted as soon as any of `signals` is (AbortSignal.any without listeners left on long-lived signals). */
+function linked(signals: AbortSignal[]): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+  for (const signal of signals) {
+    if (signal.aborted) controller.abort(signal.reason);
+    else signal.addEventListener('abort', onAbort, { once: true });
+  }
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const signal of signals) signal.removeEventListener('abort', onAbort);
+    },
+  };
+}
 
 /**
- * A group member on the log in PostgreSQL. Members heart-beat into `log_members`; partitions are dealt round-robin
- * over the live members (ordered by id), and a member reads a partition only while it holds its lease. A member that
- * dies stops renewing: after `leaseMs` its partitions go to the others, from the group's committed offsets.
+ * A group member on the log in PostgreSQL. Members heart-beat into `log_members` on a timer of their own, never behind a
+ * batch (on a server the heartbeat takes another connection of the pool while a batch runs); partitions are dealt
+ * round-robin over the live members, and a member reads a partition only while it holds its lease. Committing an offset
+ * checks and extends the lease in one statement, so a batch longer than the lease still commits when nobody took the
+ * partition meanwhile (on PGlite, one session, nobody can while the batch's transaction holds it). A partition whose
+ * lease another member took is dropped as soon as a heartbeat or a refused commit shows it (`EFF_LEASE_LOST`); the
+ * member goes on heart-beating and takes what the deal gives it again. A member that dies stops renewing: after
+ * `leaseMs` its partitions go to the others, from the group's committed offsets.
  */
 export class PostgresConsumer implements Consumer {
   readonly #options: ResolvedPostgresOptions;
@@ -52,8 +88,9 @@ export class PostgresConsumer implements Consumer {
   readonly #memberId = uuidv7();
   readonly #owned = new Map<string, Owned>();
   readonly #paused = new Set<string>();
-  readonly #mutex = new Mutex();
   readonly #abort = new AbortController();
+  /** This member's share at the last heartbeat, applied by the poll loop between batches. */
+  #wanted: Map<string, TopicPartition> | undefined;
   #loops: Promise<void>[] = [];
   #commits: Promise<unknown> = Promise.resolve();
   #running = false;
@@ -69,48 +106,85 @@ export class PostgresConsumer implements Consumer {
     if (this.#closing) throw new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closed');
     if (this.#running) throw new EffectivelyError(ErrorCodes.EFF_INVALID_OPTIONS, 'run() was already called');
     this.#running = true;
-    await this.#mutex.run(() => this.#rebalance());
+    await this.#heartbeat();
+    await this.#rebalance();
     this.#loops = [this.#heartbeatLoop(), this.#pollLoop(handler)];
   }
 
+  /** Liveness never waits on user code: this loop shares nothing with the batches but the database. */
   async #heartbeatLoop(): Promise<void> {
-    while (!this.#abort.signal.aborted) {
-      await sleep(this.#options.heartbeatMs, this.#abort.signal);
-      if (this.#abort.signal.aborted) return;
-      await this.#mutex.run(() => this.#rebalance()).catch(() => undefined);
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      await sleep(this.#options.heartbeatMs, signal);
+      if (signal.aborted) return;
+      await this.#heartbeat().catch((error: unknown) =>
+        this.#options.logger.debug('heartbeat failed; the next one tries again', errorFields(error)),
+      );
     }
   }
 
-  /** Heart-beats, then gives back the partitions no longer ours and takes the ones newly ours. */
-  async #rebalance(): Promise<void> {
-    const { db, leaseMs } = this.#options;
-    const group = this.#consumer.group;
-    const { rows: memberRows } = await db.query<{ member_id: string }>(this.#sql.heartbeat, [
-      group,
+  /**
+   * Renews this member and its leases; drops the partitions whose lease is no longer its own; notes this member's share
+   * for the poll loop. Only partitions taken before the statement started are judged (it cannot see later ones).
+   */
+  async #heartbeat(): Promise<void> {
+    const before = new Map(this.#owned);
+    const { rows } = await this.#options.db.query<HeartbeatRow>(this.#sql.heartbeat, [
+      this.#consumer.group,
       this.#memberId,
       this.#consumer.topics,
-      leaseMs,
+      this.#options.leaseMs,
     ]);
-    const members = [...new Set([...memberRows.map((row) => row.member_id), this.#memberId])].sort();
-    const { rows: all } = await db.query<{ topic: string; partition: number }>(this.#sql.partitions, [
-      this.#consumer.topics,
-    ]);
-    const index = members.indexOf(this.#memberId);
-    const mine = new Map<string, TopicPartition>();
-    all.forEach((tp, i) => {
-      if (i % members.length === index) mine.set(keyOf(tp), { topic: tp.topic, partition: tp.partition });
-    });
+    const row = rows[0]!;
+    const held = new Set(row.held.map(keyOf));
+    for (const [key, owned] of before) if (!held.has(key)) this.#lose(key, owned);
+    this.#wanted = shareOf(this.#memberId, row.members, row.partitions);
+  }
 
-    const revoked = [...this.#owned.values()].filter((tp) => !mine.has(keyOf(tp)));
+  /** Another member holds the partition now: stop reading it, abort its batch in flight, commit nothing of it. */
+  #lose(key: string, owned: Owned): EffectivelyError {
+    const error = leaseLost(this.#consumer.group, owned);
+    if (this.#owned.get(key) !== owned) return error;
+    this.#owned.delete(key);
+    this.#paused.delete(key);
+    owned.lost.abort(error);
+    this.#options.logger.warn('lease lost: another member holds the partition now; dropped it', {
+      group: this.#consumer.group,
+      topic: owned.topic,
+      partition: owned.partition,
+    });
+    return error;
+  }
+
+  /** Between batches: gives back the partitions no longer this member's share and takes the ones newly its share. */
+  async #rebalance(): Promise<void> {
+    const mine = this.#wanted;
+    if (!mine) return;
+    this.#wanted = undefined;
+    try {
+      await this.#apply(mine);
+    } catch (error) {
+      this.#wanted ??= mine;
+      throw error;
+    }
+  }
+
+  async #apply(mine: Map<string, TopicPartition>): Promise<void> {
+    const { db, leaseMs } = this.#options;
+    const group = this.#consumer.group;
+    const revoked = [...this.#owned.entries()].filter(([key]) => !mine.has(key));
     if (revoked.length > 0) {
-      const partitions = revoked.map(({ topic, partition }) => ({ topic, partition }));
+      const partitions = revoked.map(([, { topic, partition }]) => ({ topic, partition }));
       await this.#consumer.onRevoke?.(partitions);
-      for (const tp of revoked) this.#owned.delete(keyOf(tp));
+      for (const [key] of revoked) {
+        this.#owned.delete(key);
+        this.#paused.delete(key);
+      }
       await db.query(this.#sql.release, [
         group,
         this.#memberId,
-        revoked.map((tp) => tp.topic),
-        revoked.map((tp) => tp.partition),
+        partitions.map((tp) => tp.topic),
+        partitions.map((tp) => tp.partition),
       ]);
     }
 
@@ -125,9 +199,12 @@ export class PostgresConsumer implements Consumer {
         leaseMs,
       ]);
       const lease = rows[0];
-      if (!lease) continue; // still held by a member that has not let go yet; next heartbeat tries again
+      if (!lease) {
+        this.#wanted ??= mine; // still held by a member that has not let go yet: try again after the next heartbeat
+        continue;
+      }
       const start = lease.committed ?? (this.#consumer.fromBeginning ? '0' : lease.end_offset);
-      this.#owned.set(key, { ...tp, position: BigInt(start) });
+      this.#owned.set(key, { ...tp, position: BigInt(start), lost: new AbortController() });
       assigned.push(tp);
     }
     if (assigned.length > 0) this.#consumer.onAssign?.(assigned);
@@ -136,11 +213,14 @@ export class PostgresConsumer implements Consumer {
   async #pollLoop(handler: BatchHandler): Promise<void> {
     const signal = this.#abort.signal;
     while (!signal.aborted) {
+      await this.#rebalance().catch((error: unknown) =>
+        this.#options.logger.debug('rebalance failed; the next heartbeat tries again', errorFields(error)),
+      );
       let progressed = false;
-      for (const key of [...this.#owned.keys()]) {
+      for (const [key, owned] of [...this.#owned]) {
         if (signal.aborted) return;
-        if (this.#paused.has(key)) continue;
-        const moved = await this.#mutex.run(() => this.#pollPartition(key, handler)).catch(() => false);
+        if (this.#paused.has(key) || this.#owned.get(key) !== owned) continue;
+        const moved = await this.#pollPartition(key, owned, handler).catch(() => false);
         progressed ||= moved;
       }
       // Idle, or batches handed back unresolved (a handler retrying later): wait, never spin. PGlite answers without
@@ -151,16 +231,16 @@ export class PostgresConsumer implements Consumer {
   }
 
   /** One batch of one partition; resolves true when the partition's position moved. */
-  async #pollPartition(key: string, handler: BatchHandler): Promise<boolean> {
-    const owned = this.#owned.get(key);
-    if (!owned || this.#paused.has(key) || this.#abort.signal.aborted) return false;
+  async #pollPartition(key: string, owned: Owned, handler: BatchHandler): Promise<boolean> {
     const { rows } = await this.#options.db.query<RecordRow>(this.#sql.fetch, [
       owned.topic,
       owned.partition,
       owned.position.toString(),
       this.#consumer.maxBatchSize,
+      this.#consumer.group,
+      this.#memberId,
     ]);
-    if (rows.length === 0) return false;
+    if (rows.length === 0 || this.#owned.get(key) !== owned || this.#paused.has(key)) return false;
     const positionBefore = owned.position;
     const records: IncomingRecord[] = rows.map((row) => ({
       topic: owned.topic,
@@ -172,6 +252,7 @@ export class PostgresConsumer implements Consumer {
       timestamp: Number(row.ts),
     }));
     let resolved: bigint | undefined;
+    const batchSignal = linked([this.#abort.signal, owned.lost.signal]);
     try {
       await handler(
         { topic: owned.topic, partition: owned.partition, records },
@@ -179,11 +260,15 @@ export class PostgresConsumer implements Consumer {
           resolve: (offset) => {
             resolved = BigInt(offset);
           },
-          pause: () => this.#paused.add(key),
-          signal: this.#abort.signal,
+          // A partition lost meanwhile is not paused: whoever holds it next decides.
+          pause: () => {
+            if (this.#owned.get(key) === owned) this.#paused.add(key);
+          },
+          signal: batchSignal.signal,
         },
       );
     } finally {
+      batchSignal.dispose();
       // Unresolved records are fetched again; a seek() made during the batch wins.
       if (owned.position === positionBefore && resolved !== undefined) owned.position = resolved + 1n;
     }
@@ -196,7 +281,10 @@ export class PostgresConsumer implements Consumer {
     return commit;
   }
 
-  /** Commits offsets inside the caller's transaction on the log's database: the effect and the offset, one commit. */
+  /**
+   * Commits offsets inside the caller's transaction on the log's database: the effect and the offset, one commit. Throws
+   * `EFF_LEASE_LOST` when another member holds the partition now (the caller's transaction must roll back).
+   */
   async commitWithin(tx: Queryable, offsets: TopicPartitionOffset[]): Promise<void> {
     await this.#commitWith(tx, offsets);
   }
@@ -213,13 +301,12 @@ export class PostgresConsumer implements Consumer {
         partition,
         offset,
         this.#memberId,
+        this.#options.leaseMs,
       ]);
       if ((result.rowCount ?? 0) === 0) {
-        throw new EffectivelyError(
-          ErrorCodes.EFF_TRANSPORT,
-          `offset commit refused: this member no longer holds ${topic}[${partition}]`,
-          { retryable: true },
-        );
+        const key = keyOf({ topic, partition });
+        const owned = this.#owned.get(key);
+        throw owned ? this.#lose(key, owned) : leaseLost(this.#consumer.group, { topic, partition });
       }
     }
   }
@@ -240,12 +327,11 @@ export class PostgresConsumer implements Consumer {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#abort.abort(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closing'));
+      // The poll loop ends after its batch in flight; the heartbeat loop after its statement in flight.
       await Promise.all(this.#loops);
       await this.#commits;
-      // Waits for an in-flight batch, then leaves: the others take the partitions without waiting for the lease.
-      await this.#mutex
-        .run(() => this.#options.db.query(this.#sql.leave, [this.#consumer.group, this.#memberId]))
-        .catch(() => undefined);
+      // Then leaves: the others take the partitions without waiting for the lease.
+      await this.#options.db.query(this.#sql.leave, [this.#consumer.group, this.#memberId]).catch(() => undefined);
       this.#owned.clear();
     })();
     return this.#closing;

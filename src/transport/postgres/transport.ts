@@ -1,5 +1,6 @@
 import { assertIdentifier } from '../../db/identifiers.ts';
 import { invalidOptions } from '../../errors.ts';
+import { stderrLogger } from '../../observability/logger.ts';
 import type { Consumer, ConsumerOptions, Transport } from '../port.ts';
 import { PostgresAdmin } from './admin.ts';
 import { PostgresConsumer } from './consumer.ts';
@@ -18,6 +19,7 @@ export function postgresTransport(options: PostgresTransportOptions): Transport 
     pollIntervalMs: options.pollIntervalMs ?? 50,
     heartbeatMs: options.heartbeatMs ?? 500,
     leaseMs: options.leaseMs ?? 5000,
+    logger: options.logger ?? stderrLogger,
   };
   if (!Number.isInteger(resolved.defaultPartitions) || resolved.defaultPartitions < 1) {
     throw invalidOptions('defaultPartitions', 'a positive integer');

@@ -1,4 +1,6 @@
--- Keeps this member alive, forgets expired members, renews this member's leases; returns the live members in order.
+-- Keeps this member alive, forgets expired members and renews this member's leases, in one statement. Returns the live
+-- members in order, the subscribed partitions in a stable order (the assignment deals them out round-robin), and the
+-- partitions whose lease this member still holds: a partition it reads that is missing there was taken by another member.
 WITH beat AS (
   INSERT INTO :schema.log_members (group_id, member_id, topics, expires_at)
   VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000))
@@ -8,7 +10,10 @@ WITH beat AS (
 ), renew AS (
   UPDATE :schema.log_leases SET expires_at = now() + make_interval(secs => $4::double precision / 1000)
    WHERE group_id = $1 AND member_id = $2
+  RETURNING topic, partition
 )
-SELECT member_id FROM :schema.log_members
- WHERE group_id = $1 AND (member_id = $2 OR expires_at >= now())
- ORDER BY member_id
+SELECT coalesce((SELECT array_agg(member_id ORDER BY member_id) FROM :schema.log_members
+                  WHERE group_id = $1 AND (member_id = $2 OR expires_at >= now())), '{}') AS members,
+       coalesce((SELECT json_agg(json_build_object('topic', topic, 'partition', partition) ORDER BY topic, partition)
+                   FROM :schema.log_partitions WHERE topic = ANY($3::text[])), '[]') AS partitions,
+       coalesce((SELECT json_agg(json_build_object('topic', topic, 'partition', partition)) FROM renew), '[]') AS held
