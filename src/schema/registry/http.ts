@@ -48,11 +48,26 @@ function refusal(reply: Reply, what: string): EffectivelyError {
   });
 }
 
-function toVersion(body: Record<string, unknown>): SubjectVersion {
+/**
+ * A number the registry answered (an id or a version): a non-negative integer, or the answer was not the registry's
+ * (a gateway's HTML page with status 200 parsed to NaN, cached, and written as id 0 into every record).
+ */
+function numberIn(body: Record<string, unknown>, field: 'id' | 'version', what: string): number {
+  const value = body[field];
+  const number =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (Number.isSafeInteger(number) && number >= 0 && number <= 0x7fffffff) return number;
+  const shown = JSON.stringify(value)?.slice(0, 50) ?? 'nothing';
+  throw registryUnavailable(
+    `${what}: the answer has no valid \`${field}\` (${shown}): not a schema registry's answer?`,
+  );
+}
+
+function toVersion(body: Record<string, unknown>, what: string): SubjectVersion {
   return {
     subject: String(body.subject),
-    version: Number(body.version),
-    id: Number(body.id),
+    version: numberIn(body, 'version', what),
+    id: numberIn(body, 'id', what),
     format: formatOf(body.schemaType),
     schema: String(body.schema),
   };
@@ -103,7 +118,7 @@ export function httpSchemaRegistry(options: HttpSchemaRegistryOptions): SchemaRe
     const reply = await call('GET', `${subjectPath(subject)}/versions/${which}`);
     if (reply.status === 404) throw subjectNotFound(subject, which);
     if (reply.status !== 200) throw refusal(reply, `version ${which} of ${subject}`);
-    return toVersion({ subject, ...reply.body });
+    return toVersion({ subject, ...reply.body }, `version ${which} of ${subject}`);
   }
 
   const registry: SchemaRegistry = {
@@ -117,13 +132,13 @@ export function httpSchemaRegistry(options: HttpSchemaRegistryOptions): SchemaRe
         throw incompatibleSchema(subject, String(reply.body.level ?? 'of the subject'), violations);
       }
       if (reply.status !== 200) throw refusal(reply, `register under ${subject}`);
-      return Number(reply.body.id);
+      return numberIn(reply.body, 'id', `register under ${subject}`);
     },
     async lookup(subject, schema, format) {
       const reply = await call('POST', subjectPath(subject), schemaBody(schema, format));
       if (reply.status === 404) return undefined;
       if (reply.status !== 200) throw refusal(reply, `look up a schema under ${subject}`);
-      return toVersion({ subject, schemaType: schemaTypeOf(format), ...reply.body });
+      return toVersion({ subject, schemaType: schemaTypeOf(format), ...reply.body }, `look up under ${subject}`);
     },
     async getById(id): Promise<StoredSchema> {
       const reply = await call('GET', `/schemas/ids/${id}`);

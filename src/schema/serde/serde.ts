@@ -2,8 +2,9 @@
  * What the Avro and JSON Schema serdes share: the subject strategy, registering (or finding) the serde's own schema,
  * the wire format, and one reader per writer schema id, built once and kept.
  */
-import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
 import type { SchemaFormat, SchemaInput, SchemaRegistry } from '../registry/port.ts';
+import { idCache } from './id-cache.ts';
 import { type SubjectStrategy, subjectNameFunction } from './subject.ts';
 import { decodeWire, encodeWire } from './wire.ts';
 
@@ -22,6 +23,18 @@ export interface SerdeOptions {
    * already be registered there (`EFF_SCHEMA_NOT_FOUND` otherwise): registration is then a deploy step.
    */
   autoRegister?: boolean;
+  /**
+   * Writer schema ids remembered at once, readers and refusals together, least recently used out first (default
+   * 1000): records carrying random ids cannot grow the memory.
+   */
+  maxCachedIds?: number;
+  /**
+   * How long an id the registry refused (`EFF_SCHEMA_UNKNOWN_ID`, or a 401/403 of a proxy) stays refused without
+   * asking again (default 60,000 ms): a registry replica that lagged, or a proxy's passing refusal, heals by itself.
+   */
+  refusedIdTtlMs?: number;
+  /** The clock of `refusedIdTtlMs`, in ms (default `performance.now()`). Inject one to test in virtual time. */
+  now?: () => number;
 }
 
 /** Serializes a topic's values to the wire format and back. */
@@ -71,7 +84,17 @@ export function createSerde<T>(codec: Codec, options: SerdeOptions): Serde<T> {
   const { registry } = options;
   const subjectOf = subjectNameFunction(options.subject);
   const ids = new Map<string, Promise<number>>();
-  const readers = new Map<number, Promise<(payload: Buffer) => unknown>>();
+  const maxCachedIds = options.maxCachedIds ?? 1000;
+  const refusedIdTtlMs = options.refusedIdTtlMs ?? 60_000;
+  if (!(Number.isSafeInteger(maxCachedIds) && maxCachedIds > 0))
+    throw invalidOptions('maxCachedIds', 'a positive integer');
+  if (!(refusedIdTtlMs >= 0 && Number.isFinite(refusedIdTtlMs)))
+    throw invalidOptions('refusedIdTtlMs', 'a number of milliseconds, 0 or more');
+  const readers = idCache<(payload: Buffer) => unknown>({
+    maxEntries: maxCachedIds,
+    refusedTtlMs: refusedIdTtlMs,
+    now: options.now ?? (() => performance.now()),
+  });
 
   const idFor = (subject: string): Promise<number> => {
     let id = ids.get(subject);
@@ -95,26 +118,17 @@ export function createSerde<T>(codec: Codec, options: SerdeOptions): Serde<T> {
     return id;
   };
 
-  const readerFor = (id: number): Promise<(payload: Buffer) => unknown> => {
-    let reader = readers.get(id);
-    if (reader === undefined) {
-      reader = registry.getById(id).then((writer) => {
-        if (writer.format !== codec.format) {
-          throw new EffectivelyError(
-            ErrorCodes.EFF_SCHEMA_INCOMPATIBLE,
-            `schema ${id} is ${writer.format}; this serde reads ${codec.format}`,
-          );
-        }
-        return codec.reader(writer.schema);
-      });
-      readers.set(id, reader);
-      // a registry outage is retried; a schema that cannot be resolved stays refused
-      reader.catch((error: unknown) => {
-        if ((error as EffectivelyError)?.retryable !== false) readers.delete(id);
-      });
-    }
-    return reader;
-  };
+  const readerFor = (id: number): Promise<(payload: Buffer) => unknown> =>
+    readers.get(id, async () => {
+      const writer = await registry.getById(id);
+      if (writer.format !== codec.format) {
+        throw new EffectivelyError(
+          ErrorCodes.EFF_SCHEMA_INCOMPATIBLE,
+          `schema ${id} is ${writer.format}; this serde reads ${codec.format}`,
+        );
+      }
+      return codec.reader(writer.schema);
+    });
 
   return {
     format: codec.format,

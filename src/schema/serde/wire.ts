@@ -8,6 +8,12 @@ const magic = 0;
 export const headerBytes = 5;
 
 export function encodeWire(id: number, payload: Uint8Array): Buffer {
+  // a registry's answer that was no id (NaN from an HTML page) must not be written as id 0
+  if (!(Number.isSafeInteger(id) && id >= 0 && id <= 0x7fffffff)) {
+    throw new EffectivelyError(ErrorCodes.EFF_SCHEMA_ENCODE_FAILED, `schema id ${id} is not a 32-bit integer`, {
+      details: { id },
+    });
+  }
   const header = Buffer.alloc(headerBytes);
   header.writeUInt8(magic, 0);
   header.writeInt32BE(id, 1);
