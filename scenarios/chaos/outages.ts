@@ -2,13 +2,31 @@
 // (scripts/postgres.sh) restarted. Each resolves once the service answers again, with how long it was down.
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sleep } from '../../src/observability/sleep.ts';
+import { defaultBrokers } from '../../src/transport/kafka/config.ts';
 
 const run = promisify(execFile);
 const script = (name: string) => fileURLToPath(new URL(`../../scripts/${name}`, import.meta.url));
 const kafkaHome = () => process.env.KAFKA_HOME_DIR ?? fileURLToPath(new URL('../../.kafka', import.meta.url));
+
+function listening(address: string): Promise<boolean> {
+  const [host = '127.0.0.1', port = '9092'] = address.split(':');
+  return new Promise((resolve) => {
+    const socket = connect({ host, port: Number(port) });
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(1000);
+    socket
+      .on('connect', () => done(true))
+      .on('error', () => done(false))
+      .on('timeout', () => done(false));
+  });
+}
 
 const alive = (pid: number) => {
   try {
@@ -34,10 +52,22 @@ async function brokerPid(): Promise<number> {
 
 /** SIGKILLs the broker (no clean shutdown, as a crash) and starts it again; returns the seconds it was down. */
 export async function restartBroker(): Promise<number> {
-  const pid = await brokerPid();
   const down = Date.now();
-  process.kill(pid, 'SIGKILL');
-  while (alive(pid)) await sleep(50);
+  if (/^\s*kill\)/m.test(readFileSync(script('kafka.sh'), 'utf8'))) {
+    // scripts/kafka.sh kill: SIGKILLs the broker it started, waits until it is gone, keeps its data.
+    await run('bash', [script('kafka.sh'), 'kill'], { timeout: 60_000 });
+  } else {
+    const pid = await brokerPid();
+    process.kill(pid, 'SIGKILL');
+    while (alive(pid)) await sleep(50);
+  }
+  // A broker that kafka.sh did not start (no pid file), or one someone else started meanwhile on the same port, would
+  // still answer: say so rather than claim a restart.
+  if (await listening(defaultBrokers()[0]!)) {
+    throw new Error(
+      'the broker still answers after the kill (not started by scripts/kafka.sh, or started again by someone else)',
+    );
+  }
   // scripts/kafka.sh start waits until the broker logs that it started (unfenced and serving).
   await run('bash', [script('kafka.sh'), 'start'], { timeout: 180_000 });
   return (Date.now() - down) / 1000;

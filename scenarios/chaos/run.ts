@@ -97,6 +97,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     log,
   });
   const restarts = { broker: 0, postgres: 0 };
+  const attempted = { broker: 0, postgres: 0 };
   const held = new Set(options.holdUntilWritten ?? []);
   const frozen = new Set<Role>();
 
@@ -154,16 +155,27 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         if (await children.kill(role, killsDone % 4 < 2)) killsDone += 1;
       }
       // Restarts land between the kills: the broker's at (j+½)/(B+1) of the delivered events, PostgreSQL's at (j+¾)/(P+1).
-      if (due(restarts.broker, restartsWanted.broker, 0.5)) {
-        const seconds = await restartBroker();
-        restarts.broker += 1;
-        log(`chaos: restarted broker (SIGKILL; down ${seconds.toFixed(1)} s)`);
+      // A restart that failed is reported and not counted in `restarts`, but not tried again.
+      if (due(attempted.broker, restartsWanted.broker, 0.5)) {
+        attempted.broker += 1;
+        await restartBroker().then(
+          (seconds) => {
+            restarts.broker += 1;
+            log(`chaos: restarted broker (SIGKILL; down ${seconds.toFixed(1)} s)`);
+          },
+          (error: Error) => log(`chaos: broker restart failed: ${error.message}`),
+        );
         idleSince = Date.now();
       }
-      if (due(restarts.postgres, restartsWanted.postgres, 0.75)) {
-        const seconds = await restartPostgres(options.postgresDownMs);
-        restarts.postgres += 1;
-        log(`chaos: restarted postgres (down ${seconds.toFixed(1)} s)`);
+      if (due(attempted.postgres, restartsWanted.postgres, 0.75)) {
+        attempted.postgres += 1;
+        await restartPostgres(options.postgresDownMs).then(
+          (seconds) => {
+            restarts.postgres += 1;
+            log(`chaos: restarted postgres (down ${seconds.toFixed(1)} s)`);
+          },
+          (error: Error) => log(`chaos: postgres restart failed: ${error.message}`),
+        );
         idleSince = Date.now();
       }
       if (now.emails !== lastEmails) {
@@ -172,8 +184,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       }
       const faultsDone =
         killsDone >= options.kills &&
-        restarts.broker >= restartsWanted.broker &&
-        restarts.postgres >= restartsWanted.postgres;
+        attempted.broker >= restartsWanted.broker &&
+        attempted.postgres >= restartsWanted.postgres;
       const complete = writerFinished && now.orders === config.events && now.lost === 0 && faultsDone;
       // No progress for a while, once every fault was done (faults still owed are done first, up to the deadline).
       const stalled = writerFinished && afterWriterDone && Date.now() - idleSince > idleMs && faultsDone;
