@@ -137,7 +137,7 @@ test('kafka: SDK events (UUID ids, string ids, one id from two sources) are appl
   assert.deepEqual(await deadLetterStore({ schema }).list(db), [], 'nothing dead-lettered');
   // A redelivery of each (the same records again, as a producer retry or a replay would send them).
   await producer.send(records);
-  await eventually(async () => count('duplicate') === 8, 30_000, 'the 8 copies seen as duplicates');
+  await eventually(async () => count('duplicate') >= 8, 30_000, 'the 8 copies seen as duplicates');
   const identity = (source: string, id: string) => `${source} ${id}`;
   assert.deepEqual(
     applied.map((event) => identity(event.source, event.id)).sort(),
@@ -149,11 +149,11 @@ test('kafka: SDK events (UUID ids, string ids, one id from two sources) are appl
   for (const event of applied) assert.equal((event.data as { source: string }).source, event.source, 'its own data');
   assert.deepEqual(await deadLetterStore({ schema }).list(db), [], 'nothing dead-lettered');
   const { rows } = await db.query<{ event_id: string }>(
-    `SELECT event_id::text AS event_id FROM ${schema}.processed_events WHERE consumer = $1 ORDER BY 1`,
+    `SELECT event_id::text AS event_id FROM ${schema}.processed_events WHERE consumer = $1`,
     [group],
   );
   assert.deepEqual(
-    rows.map((row) => row.event_id),
+    rows.map((row) => row.event_id).sort(),
     sent.map(([event]) => dedupKey(event.source, event.id)).sort(),
     'dedup keys: a UUID id itself, any other id a UUIDv5 over source + id',
   );
@@ -286,7 +286,8 @@ test('kafka: a string id goes around the retry topics into dead letters and back
   };
   await assert.rejects(store.redrive(db, producer, {}, { faults }), /crashed after sending/);
   assert.equal((await store.redrive(db, producer)).length, 3);
-  await eventually(async () => applied.length === 4 && count('duplicate') === 3, 60_000, 'redriven: applied once each');
+  await eventually(async () => applied.length >= 4 && count('duplicate') >= 3, 60_000, 'redriven, sent twice');
+  assert.equal(applied.length, 4, 'applied once each');
   assert.deepEqual(
     applied.map((e) => `${e.source} ${e.id}`).sort(),
     [healthy, ...broken.map(([e]) => e)].map((e) => `${e.source} ${e.id}`).sort(),
@@ -342,7 +343,9 @@ test(
     await eventually(async () => (await store.list(db)).length >= 1, 30_000, 'the first one dead');
     const parked = async () =>
       Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.parked_records`)).rows[0]?.n);
-    await eventually(async () => (await parked()) === 1, 30_000, 'the second one parked behind it');
+    const settled = async () => (await parked()) === 1 || (await store.list(db)).length > 1;
+    await eventually(settled, 30_000, 'the second one parked (or dead-lettered)');
+    assert.equal(await parked(), 1, 'the second one parked behind it');
     assert.deepEqual(order, []);
     fixed = true;
     await store.redrive(db, producer);
