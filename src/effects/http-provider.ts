@@ -11,7 +11,11 @@ import {
 } from './provider.ts';
 
 export interface HttpProviderOptions {
-  /** The endpoint each effect is POSTed to (e.g. `http://127.0.0.1:8025/emails`); lookups GET `<url>/by-key/<id>`. */
+  /**
+   * The endpoint each effect is POSTed to (e.g. `http://127.0.0.1:8025/emails`); lookups GET `<url>/by-key/<id>`, with
+   * the URL's query string kept on both. Credentials in the URL (`https://user:token@host/…`) are sent as Basic auth
+   * and never appear in errors or logs.
+   */
   url: string;
   /** Headers sent with every call and lookup, e.g. an API key (default: none). */
   headers?: Record<string, string>;
@@ -82,7 +86,22 @@ export function httpProvider(options: HttpProviderOptions): HttpProvider {
   if (timeoutMs !== undefined && !(timeoutMs > 0 && Number.isFinite(timeoutMs))) {
     throw invalidOptions('timeoutMs', 'a positive number');
   }
-  const url = options.url.replace(/\/+$/, '');
+  // fetch refuses a URL with credentials (its TypeError quoted the URL, token and all): they go into a header instead
+  const basic =
+    base.username || base.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`).toString('base64')}`
+      : undefined;
+  base.username = '';
+  base.password = '';
+  base.hash = '';
+  base.pathname = base.pathname.replace(/\/+$/, '');
+  const url = base.href;
+  /** `<path>/by-key/<key>` with the query string kept after it (not `…?q=1/by-key/<key>`). */
+  const lookupUrl = (key: string) => {
+    const target = new URL(url);
+    target.pathname = `${base.pathname}/by-key/${encodeURIComponent(key)}`;
+    return target.href;
+  };
   const name = options.name ?? 'HTTP provider';
   const body = options.body ?? (({ id, key, kind, payload }: PendingEffect) => ({ id, key, kind, payload }));
   const now = options.now ?? Date.now;
@@ -91,7 +110,11 @@ export function httpProvider(options: HttpProviderOptions): HttpProvider {
   async function request(target: string, init: RequestInit, context: ProviderCallContext) {
     const { signal } = context;
     const timer = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
-    const headers = { ...options.headers, ...(init.headers as Record<string, string>) };
+    const headers = {
+      ...(basic === undefined ? {} : { authorization: basic }),
+      ...options.headers,
+      ...(init.headers as Record<string, string>),
+    };
     try {
       const response = await fetch(target, {
         ...init,
@@ -139,8 +162,7 @@ export function httpProvider(options: HttpProviderOptions): HttpProvider {
   };
 
   const lookup: EffectLookup = async (_effect, context) => {
-    const target = `${url}/by-key/${encodeURIComponent(context.idempotencyKey)}`;
-    const { response, text } = await request(target, { method: 'GET' }, context);
+    const { response, text } = await request(lookupUrl(context.idempotencyKey), { method: 'GET' }, context);
     if (response.status === 404) return undefined;
     if (!response.ok) throw failure(response, text);
     return referenceOf(text);
