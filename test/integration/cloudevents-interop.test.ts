@@ -8,6 +8,8 @@ import { type TestContext, test } from 'node:test';
 import { CloudEvent, Kafka, type KafkaMessage } from 'cloudevents';
 import { createConsumer } from '../../src/consumer/consumer.ts';
 import type { Outcome } from '../../src/consumer/types.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { pgliteDb } from '../../src/db/pglite.ts';
 import type { Db } from '../../src/db/port.ts';
 import { deadLetterStore } from '../../src/deadletter/store.ts';
 import { encodeEventAs } from '../../src/envelope/cloudevents.ts';
@@ -16,6 +18,7 @@ import { dedupKey, eventIdentityNamespace, uuidv5 } from '../../src/envelope/ide
 import { TransientError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import type { IncomingRecord, OutgoingRecord, Transport } from '../../src/transport/port.ts';
+import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { eventually, freshSchema, freshTopic, randomName } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
@@ -104,10 +107,8 @@ test('kafka: our events, binary and structured, are parsed and validated by the 
   }
 });
 
-test('kafka: SDK events (UUID ids, string ids, one id from two sources) are applied once each, copies are duplicates', async (t) => {
-  if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { db, schema } = await freshSchema(t);
-  const { transport, topic } = await freshTopic(t, 2);
+/** SDK events of every kind of id, in both modes, sent twice: applied once each, the copies duplicates. */
+async function sdkEventsAppliedOnce(t: TestContext, db: Db, schema: string, transport: Transport, topic: string) {
   const sdk = (source: string, id?: string) =>
     new CloudEvent<unknown>({
       source,
@@ -158,6 +159,23 @@ test('kafka: SDK events (UUID ids, string ids, one id from two sources) are appl
     'dedup keys: a UUID id itself, any other id a UUIDv5 over source + id',
   );
   for (const [key, outcome] of outcomes) console.log(`interop: ${outcome.padEnd(9)} ${key}`);
+}
+
+test('kafka: SDK events (UUID ids, string ids, one id from two sources) are applied once each, copies are duplicates', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  const { transport, topic } = await freshTopic(t, 2);
+  await sdkEventsAppliedOnce(t, db, schema, transport, topic);
+});
+
+test('embedded: SDK events (UUID ids, string ids, one id from two sources) are applied once each, copies are duplicates', async (t) => {
+  const db = await pgliteDb();
+  t.after(() => db.close());
+  const schema = 'interop';
+  await migrate(db, { schema });
+  const transport = postgresTransport({ db, schema, pollIntervalMs: 10 });
+  await transport.admin().createTopics([{ topic: 'invoices', partitions: 2 }]);
+  await sdkEventsAppliedOnce(t, db, schema, transport, 'invoices');
 });
 
 test('kafka: an event applied by an earlier version (UUID id, its own key) is a duplicate after the upgrade', async (t) => {
