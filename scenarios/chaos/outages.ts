@@ -63,6 +63,9 @@ export async function restartBroker(): Promise<number> {
   }
   // A broker that kafka.sh did not start (no pid file), or one someone else started meanwhile on the same port, would
   // still answer: say so rather than claim a restart.
+  // A SIGKILLed JVM closes its sockets a moment after its pid looks gone (its memory is released first): wait for that.
+  const closing = Date.now() + 10_000;
+  while ((await listening(defaultBrokers()[0]!)) && Date.now() < closing) await sleep(100);
   if (await listening(defaultBrokers()[0]!)) {
     throw new Error(
       'the broker still answers after the kill (not started by scripts/kafka.sh, or started again by someone else)',
