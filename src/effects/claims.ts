@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
+import { storableText } from '../db/storable.ts';
 import type { PendingEffect } from './provider.ts';
 
 /** A claimed effect and the lease it was claimed under (only that lease records a failure). */
@@ -27,8 +28,10 @@ const files = {
 
 const maxError = 2000;
 
+/** Text from a provider (an error, a reference) made storable: NUL in a text column failed every update, for ever. */
 function clip(text: string): string {
-  return text.length > maxError ? `${text.slice(0, maxError)}…` : text;
+  const storable = storableText(text);
+  return storable.length > maxError ? `${storableText(storable.slice(0, maxError))}…` : storable;
 }
 
 /** The sender's statements on the effects table. Each runs alone: no transaction is held across a provider call. */
@@ -57,7 +60,7 @@ export function effectClaims(schema: string) {
     },
     /** True when this recorded it; false when it was already settled (by another claim of the same effect). */
     async done(db: Queryable, effect: Claimed, reference: string | null): Promise<boolean> {
-      const result = await db.query(sql.done, [effect.id, reference]);
+      const result = await db.query(sql.done, [effect.id, reference === null ? null : clip(reference)]);
       return (result.rowCount ?? 0) > 0;
     },
     async retry(
@@ -70,13 +73,13 @@ export function effectClaims(schema: string) {
         effect.leaseId,
         Math.max(0, Math.round(input.delayMs)),
         input.inDoubt,
-        input.code,
+        clip(input.code),
         clip(input.error),
       ]);
       return (result.rowCount ?? 0) > 0;
     },
     async dead(db: Queryable, effect: Claimed, input: { code: string; error: string }): Promise<boolean> {
-      const result = await db.query(sql.dead, [effect.id, effect.leaseId, input.code, clip(input.error)]);
+      const result = await db.query(sql.dead, [effect.id, effect.leaseId, clip(input.code), clip(input.error)]);
       return (result.rowCount ?? 0) > 0;
     },
   };

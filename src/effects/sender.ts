@@ -14,7 +14,14 @@ import { errorFields, type Logger, stderrLogger } from '../observability/logger.
 import { fullJitter, sleep as realSleep } from '../observability/sleep.ts';
 import { type Claimed, effectClaims } from './claims.ts';
 import { abortable, type Outcome, outcomeOf, reasonOf } from './outcome.ts';
-import type { EffectLookup, EffectProvider, PendingEffect, ProviderCallContext, ProviderResult } from './provider.ts';
+import {
+  type EffectLookup,
+  type EffectProvider,
+  type PendingEffect,
+  type ProviderCallContext,
+  ProviderError,
+  type ProviderResult,
+} from './provider.ts';
 
 /** Testing only: the sender's named crash point. A throw (or a hang) there leaves the outcome unrecorded. */
 export type SenderFaultPoint =
@@ -41,7 +48,10 @@ export interface SenderOptions {
   pollIntervalMs?: number;
   /** Wait after a failed claim (the database) before the next (default 1000 ms). */
   errorBackoffMs?: number;
-  /** Calls of one effect, this one included, before a transient failure makes it dead (default 10). */
+  /**
+   * Calls of one effect, this one included, before a transient failure makes it dead (default 10). Claims count too:
+   * an effect claimed more often without a recorded outcome (a sender that dies on it) is dead, not called again.
+   */
   maxAttempts?: number;
   /** Backoff between calls of one effect: full jitter in [0, min(capMs, baseMs * 2^(attempt-1))] (default 1000 / 300000 ms). */
   retry?: { baseMs?: number; capMs?: number };
@@ -127,7 +137,15 @@ export function createSender(options: SenderOptions): Sender {
   const capMs = options.retry?.capMs ?? 300_000;
   if (!(baseMs >= 0 && capMs >= baseMs)) throw invalidOptions('retry', 'baseMs >= 0 and capMs >= baseMs');
   if (typeof options.provider !== 'function') throw invalidOptions('provider', 'a function');
-  const kinds = options.kinds && options.kinds.length > 0 ? options.kinds : null;
+  // An empty list (an unset variable in `--kinds "$KINDS"`) must not mean every kind: e-mails POSTed to a webhook.
+  const given = options.kinds;
+  if (
+    given !== undefined &&
+    !(Array.isArray(given) && given.length > 0 && given.every((k) => k !== '' && typeof k === 'string'))
+  ) {
+    throw invalidOptions('kinds', 'a non-empty list of kinds (leave it out for every kind)');
+  }
+  const kinds = given ?? null;
   const now = options.now ?? (() => performance.now());
   const maxRetryAfterMs = 3_600_000;
   const wait = options.sleep ?? realSleep;
@@ -176,7 +194,9 @@ export function createSender(options: SenderOptions): Sender {
     const retryAfter = outcome.retryAfterMs === undefined ? undefined : Math.min(outcome.retryAfterMs, maxRetryAfterMs);
     if (retryAfter !== undefined) holdUntil = Math.max(holdUntil, now() + retryAfter);
     if (failure !== 'permanent' && effect.attempts < maxAttempts) {
-      const delayMs = Math.max(fullJitter(effect.attempts, baseMs, capMs, random), retryAfter ?? 0);
+      // In doubt (a timeout): the provider may still be working on that call; not before a whole call time has passed.
+      const floor = outcome.inDoubt ? callTimeoutMs : 0;
+      const delayMs = Math.max(fullJitter(effect.attempts, baseMs, capMs, random), retryAfter ?? 0, floor);
       const inDoubt = outcome.inDoubt;
       if (await claims.retry(db, effect, { delayMs, inDoubt, code, error: reasonOf(error) })) counts.retried += 1;
       return;
@@ -198,6 +218,8 @@ export function createSender(options: SenderOptions): Sender {
     hardStop.signal.addEventListener('abort', onHardStop, { once: true });
     const context: ProviderCallContext = { idempotencyKey: effect.id, signal: controller.signal };
     let outcome: Outcome;
+    // Claimed more often than maxAttempts: earlier claims ended without an outcome; a lookup may still settle it.
+    const exhausted = effect.attempts > maxAttempts;
     try {
       let result: ProviderResult | undefined;
       if (effect.inDoubt && options.lookup) {
@@ -208,7 +230,17 @@ export function createSender(options: SenderOptions): Sender {
         });
         if (result) counts.settledByLookup += 1;
       }
+      if (!result && exhausted) {
+        throw new ProviderError(
+          'timeout',
+          `claimed ${effect.attempts} times without a recorded outcome (maxAttempts ${maxAttempts}): not called again`,
+        );
+      }
       if (!result) {
+        // the lookup was a request too: the call takes its own token of the rate
+        if (effect.inDoubt && options.lookup && limiter && !(await limiter.take(controller.signal))) {
+          throw controller.signal.reason;
+        }
         counts.calls += 1;
         result = (await abortable(provider(effect, context), controller.signal)) ?? {};
       }
@@ -221,7 +253,8 @@ export function createSender(options: SenderOptions): Sender {
       hardStop.signal.removeEventListener('abort', onHardStop);
     }
     // A permanent refusal is an answer: the provider is up. The call's own permit: a late answer is no probe's.
-    if (outcome.ok || outcome.failure === 'permanent') permit?.success();
+    if (exhausted && !outcome.ok) permit?.release();
+    else if (outcome.ok || outcome.failure === 'permanent') permit?.success();
     else permit?.failure();
     await options.faults?.('sender:after-call');
     await record(effect, outcome);
