@@ -1,5 +1,5 @@
 import { assertIdentifier } from '../db/identifiers.ts';
-import type { Db } from '../db/port.ts';
+import type { Db, Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { invalidOptions } from '../errors.ts';
 import { type CloseOptions, within } from '../lifecycle.ts';
@@ -8,15 +8,27 @@ import { errorFields, type Logger, stderrLogger } from '../observability/logger.
 import { sleep } from '../observability/sleep.ts';
 import type { OutgoingRecord, Producer } from '../transport/port.ts';
 import { notifyChannel } from './outbox.ts';
+import { producerSlot } from './producer-slot.ts';
+import { publishChunk } from './publish-chunk.ts';
+import { classifySendFailure, storableText } from './refusal.ts';
 import { defaultShards } from './shard.ts';
+import { ensureShards, shardsMismatch } from './shards-setting.ts';
 
 export interface RelayOptions {
   db: Db;
-  /** An idempotent producer (from a transport); the relay connects it and closes it. */
-  producer: Producer;
+  /**
+   * Makes the relay's idempotent producer (e.g. `() => transport.producer()`), and a new one when it fails fatally
+   * (a fenced producer, librdkafka's fatal error): without it the relay cannot recover until restarted.
+   */
+  producerFactory?: () => Producer;
+  /** A producer to start with (kept for compatibility; prefer `producerFactory`). The relay connects and closes it. */
+  producer?: Producer;
   /** Schema of the library's tables (default `effectively`). */
   schema?: string;
-  /** Key shards; must equal the outbox's `shards` (default 16). */
+  /**
+   * Key shards; must equal the outbox's `shards` (default 16). Stored in the schema at the first enqueue or relay
+   * start; a relay with another count is refused with EFF_INVALID_OPTIONS.
+   */
   shards?: number;
   /** Most rows read and sent at once (default 1000). */
   batchSize?: number;
@@ -31,6 +43,12 @@ export interface RelayOptions {
   logger?: Logger;
   /** Called after rows were acknowledged by the broker and deleted. */
   onPublished?: (count: number) => void;
+  /**
+   * Called for each row the transport refused for good (too large for its topic, invalid or missing topic...), once
+   * it is set aside in `outbox_refused` (logged as an error too): alert on it. Later rows of its key wait until the
+   * row is retried (`retryRefused`) or discarded (`discardRefused`).
+   */
+  onRefused?: (refused: RefusedEvent) => void;
   /** Testing only: named crash points. */
   faults?: FaultInjector;
 }
@@ -41,6 +59,16 @@ export interface Relay {
   drain(timeoutMs?: number): Promise<number>;
   close(options?: CloseOptions): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+export interface RefusedEvent {
+  seq: string;
+  id: string;
+  topic: string;
+  key: string;
+  /** The transport's code (`ERR_MSG_SIZE_TOO_LARGE`, `ERR_TOPIC_EXCEPTION`, a SQLSTATE, an `EFF_*` code). */
+  errorCode: string;
+  reason: string;
 }
 
 interface OutboxRow extends Record<string, unknown> {
@@ -67,14 +95,21 @@ export function createRelay(options: RelayOptions): Relay {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidOptions('batchSize', 'a positive integer');
   if (!(pollIntervalMs > 0)) throw invalidOptions('pollIntervalMs', 'a positive number');
   const logger = options.logger ?? stderrLogger;
-  const { db, producer } = options;
+  const { db } = options;
+  const producers = producerSlot(options, logger);
   const sql = loadSqlSet(
     import.meta.url,
-    { claim: 'relay-claim.sql', fetch: 'relay-fetch.sql', remove: 'relay-delete.sql' },
+    {
+      claim: 'relay-claim.sql',
+      fetch: 'relay-fetch.sql',
+      remove: 'relay-delete.sql',
+      refuse: 'relay-refuse.sql',
+      pending: 'relay-pending.sql',
+    },
     schema,
   );
   const lockSpace = `effectively:relay:${schema}`;
-  const sameDatabase = producer.usesDb?.(db) ?? false;
+  const sameDatabase = () => producers.current().usesDb?.(db) ?? false;
 
   const stop = new AbortController();
   let wake: (() => void) | undefined;
@@ -85,40 +120,101 @@ export function createRelay(options: RelayOptions): Relay {
   let closing: Promise<void> | undefined;
   let unlisten: (() => Promise<void>) | undefined;
 
+  const toRecord = (row: OutboxRow): OutgoingRecord => ({
+    topic: row.topic,
+    key: row.key,
+    value: row.payload === null ? null : Buffer.from(row.payload, 'base64'),
+    headers: row.headers,
+  });
+
+  /**
+   * Sends through the current producer; one that failed fatally is replaced (through `producerFactory`) and the send
+   * tried again. A log in this same database takes the records in the pass's transaction, under a savepoint so a
+   * refused send leaves the transaction usable.
+   */
+  async function send(tx: Queryable, rows: readonly OutboxRow[]): Promise<void> {
+    const records = rows.map(toRecord);
+    for (let attempt = 1; ; attempt++) {
+      const producer = producers.current();
+      try {
+        if (sameDatabase() && producer.sendWithin) {
+          await tx.query('SAVEPOINT effectively_relay_send');
+          try {
+            await producer.sendWithin(tx, records);
+          } catch (error) {
+            await tx.query('ROLLBACK TO SAVEPOINT effectively_relay_send');
+            // What the producer remembers of the rolled-back work (a topic it created) is gone: start a fresh one.
+            await producers.replace(producer, false);
+            throw error;
+          }
+          await tx.query('RELEASE SAVEPOINT effectively_relay_send');
+        } else {
+          await producer.send(records);
+        }
+        return;
+      } catch (error) {
+        if (classifySendFailure(error).failure !== 'fatal' || attempt >= 3) throw error;
+        logger.warn('relay producer failed fatally; replacing it', errorFields(error));
+        if (!(await producers.replace(producer, true))) throw error;
+      }
+    }
+  }
+
+  async function refuse(tx: Queryable, row: OutboxRow, code: string, error: unknown): Promise<RefusedEvent> {
+    const reason = storableText(error instanceof Error ? error.message : String(error));
+    const { rows } = await tx.query<{ id: string }>(sql.refuse, [row.seq, code, reason]);
+    const id = rows[0]?.id ?? '';
+    const refused = { seq: String(row.seq), id, topic: row.topic, key: row.key, errorCode: code, reason };
+    logger.error('relay set aside an outbox row the transport refused; later rows of its key wait', { ...refused });
+    return refused;
+  }
+
   /**
    * One pass: claim free shards, then up to `chunksPerPass` chunks of their oldest rows, each sent (and acknowledged)
    * before the next is sent, while the next is already being read; the rows are deleted after the last
-   * acknowledgement, all in one transaction.
+   * acknowledgement, all in one transaction. Rows the transport refuses for good are set aside in that transaction.
    */
-  async function pass(): Promise<number> {
+  async function pass(): Promise<{ published: number; refused: RefusedEvent[] }> {
     return db.transaction(async (tx) => {
-      const { rows: owned } = await tx.query<{ shard: number }>(sql.claim, [shards, lockSpace]);
-      if (owned.length === 0) return 0;
+      const { rows: owned } = await tx.query<{ shard: number; stored: string | null }>(sql.claim, [shards, lockSpace]);
+      const mismatch = owned.find((row) => row.shard === -1);
+      if (mismatch) throw shardsMismatch(schema, shards, String(mismatch.stored));
+      if (owned.length === 0) return { published: 0, refused: [] };
       const shardList = owned.map((row) => row.shard);
       const fetch = (fromSeq: string) => tx.query<OutboxRow>(sql.fetch, [shardList, batchSize, fromSeq]);
       const sent: string[] = [];
+      const refused: RefusedEvent[] = [];
+      const blocked = new Set<string>();
+      const deps = {
+        send: (rows: readonly OutboxRow[]) => send(tx, rows),
+        refuse: async (row: OutboxRow, code: string, error: unknown) => {
+          refused.push(await refuse(tx, row, code, error));
+        },
+        blocked,
+      };
       let chunk = (await fetch('0')).rows;
       for (let index = 0; chunk.length > 0; index++) {
-        const records: OutgoingRecord[] = chunk.map((row) => ({
-          topic: row.topic,
-          key: row.key,
-          value: row.payload === null ? null : Buffer.from(row.payload, 'base64'),
-          headers: row.headers,
-        }));
         const more = chunk.length === batchSize && index + 1 < chunksPerPass;
         const nextSeq = (BigInt(chunk.at(-1)!.seq) + 1n).toString();
-        // A log in this same database takes the records in this transaction: moved, not copied, in one commit.
-        const sending = sameDatabase && producer.sendWithin ? producer.sendWithin(tx, records) : producer.send(records);
-        const reading = more && !sameDatabase ? fetch(nextSeq) : undefined;
-        await sending;
-        for (const row of chunk) sent.push(row.seq);
+        // The next read runs while this chunk is sent; its failure is handled here at once (a database that drops
+        // during a send must not leave a rejection nobody listens to) and surfaces when it is awaited below.
+        const reading = more && !sameDatabase() ? fetch(nextSeq) : undefined;
+        reading?.catch(() => undefined);
+        const published = await publishChunk(chunk, deps);
+        for (const row of published) sent.push(row.seq);
         chunk = reading ? (await reading).rows : more ? (await fetch(nextSeq)).rows : [];
       }
-      if (sent.length === 0) return 0;
-      await options.faults?.('relay:after-publish');
-      await tx.query(sql.remove, [sent]);
-      return sent.length;
+      if (sent.length > 0) {
+        await options.faults?.('relay:after-publish');
+        await tx.query(sql.remove, [sent]);
+      }
+      return { published: sent.length, refused };
     });
+  }
+
+  function report(result: { published: number; refused: RefusedEvent[] }): void {
+    if (result.published > 0) options.onPublished?.(result.published);
+    for (const refused of result.refused) options.onRefused?.(refused);
   }
 
   async function run(): Promise<void> {
@@ -126,8 +222,9 @@ export function createRelay(options: RelayOptions): Relay {
       let published = 0;
       notified = false;
       try {
-        published = await pass();
-        if (published > 0) options.onPublished?.(published);
+        const result = await pass();
+        published = result.published;
+        report(result);
       } catch (error) {
         if (stop.signal.aborted) return;
         logger.error('relay pass failed; retrying', errorFields(error));
@@ -154,7 +251,8 @@ export function createRelay(options: RelayOptions): Relay {
     start() {
       if (closing) return Promise.reject(new Error('relay is closed'));
       starting ??= (async () => {
-        await producer.connect();
+        await ensureShards(db, schema, shards);
+        await producers.current().connect();
         if ((options.listen ?? true) && db.listen) {
           unlisten = await db.listen(notifyChannel(schema), () => {
             notified = true;
@@ -167,13 +265,17 @@ export function createRelay(options: RelayOptions): Relay {
     },
     async drain(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
-      await producer.connect();
+      await ensureShards(db, schema, shards);
+      await producers.current().connect();
       let total = 0;
       for (;;) {
-        const published = await pass();
+        const result = await pass();
+        report(result);
+        const published = result.published;
         total += published;
         if (published === 0) {
-          const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox`);
+          // Rows held behind a refused row of their key do not count: they wait for an operator.
+          const { rows } = await db.query<{ n: string }>(sql.pending);
           if (Number(rows[0]?.n ?? 0) === 0 || Date.now() > deadline) return total;
           await sleep(20);
         }
@@ -186,7 +288,7 @@ export function createRelay(options: RelayOptions): Relay {
         await starting?.catch(() => undefined);
         if (loop && !(await within(loop, timeoutMs))) logger.warn('relay pass still running at close', { timeoutMs });
         await unlisten?.();
-        await producer.close();
+        await producers.close();
       })();
       return closing;
     },

@@ -1,0 +1,99 @@
+import { assertIdentifier } from '../db/identifiers.ts';
+import type { Db, Queryable } from '../db/port.ts';
+import { loadSqlSet } from '../db/sql.ts';
+import { notifyChannel } from './outbox.ts';
+
+/** An outbox row the transport refused for good, set aside by the relay (table `outbox_refused`). */
+export interface RefusedRow {
+  /** The row's outbox position; a retry puts it back there. */
+  seq: string;
+  /** The event id. */
+  id: string;
+  topic: string;
+  key: string;
+  /** The transport's code: Kafka's (`ERR_MSG_SIZE_TOO_LARGE`, `ERR_TOPIC_EXCEPTION`...), a SQLSTATE, or an `EFF_*`. */
+  errorCode: string;
+  reason: string;
+  refusedAt: Date;
+  /** Payload bytes (null: no payload). */
+  size: number | null;
+  /** Later rows of the same key waiting in the outbox behind this one (not published until it is retried or discarded). */
+  held: number;
+}
+
+export interface RefusedOptions {
+  /** Schema of the library's tables (default `effectively`). */
+  schema?: string;
+}
+
+export interface RefusedSelection extends RefusedOptions {
+  /** Which rows (by `seq`); all of them when omitted. */
+  seqs?: readonly string[];
+}
+
+const files = {
+  list: 'refused-list.sql',
+  lock: 'refused-lock.sql',
+  retry: 'refused-retry.sql',
+  discard: 'refused-discard.sql',
+  all: 'refused-seqs.sql',
+};
+
+function statements(schema: string | undefined) {
+  const name = assertIdentifier(schema ?? 'effectively', 'schema');
+  return { schema: name, sql: loadSqlSet(import.meta.url, files, name) };
+}
+
+/** The rows set aside, oldest first. */
+export async function listRefused(db: Queryable, options: RefusedOptions = {}): Promise<RefusedRow[]> {
+  const { sql } = statements(options.schema);
+  const { rows } = await db.query<{
+    seq: string;
+    id: string;
+    topic: string;
+    key: string;
+    error_code: string;
+    reason: string;
+    refused_at: Date;
+    size: number | null;
+    held: string;
+  }>(sql.list);
+  return rows.map((row) => ({
+    seq: String(row.seq),
+    id: row.id,
+    topic: row.topic,
+    key: row.key,
+    errorCode: row.error_code,
+    reason: row.reason,
+    refusedAt: row.refused_at,
+    size: row.size === null ? null : Number(row.size),
+    held: Number(row.held),
+  }));
+}
+
+async function release(db: Db, options: RefusedSelection, statement: 'retry' | 'discard'): Promise<number> {
+  const { schema, sql } = statements(options.schema);
+  return db.transaction(async (tx) => {
+    const seqs = options.seqs ?? (await tx.query<{ seq: string }>(sql.all)).rows.map((row) => String(row.seq));
+    if (seqs.length === 0) return 0;
+    // The relays' shard locks (relay.ts): wait for a pass that owns these keys, keep the next one off until commit.
+    await tx.query(sql.lock, [seqs, `effectively:relay:${schema}`]);
+    const { rows } = await tx.query(sql[statement], [seqs]);
+    await tx.query('SELECT pg_notify($1, NULL)', [notifyChannel(schema)]);
+    return rows.length;
+  });
+}
+
+/**
+ * Puts refused rows back into the outbox at their own position (fix the cause first: the topic's
+ * `max.message.bytes`, the topic itself...). The relay publishes each before the rows of its key held behind it; a row
+ * refused again is set aside again. Returns how many rows went back.
+ */
+export function retryRefused(db: Db, options: RefusedSelection = {}): Promise<number> {
+  return release(db, options, 'retry');
+}
+
+/** Drops refused rows for good (they are never published); the rows of their keys held behind them flow again. */
+export function discardRefused(db: Db, options: RefusedSelection = {}): Promise<number> {
+  return release(db, options, 'discard');
+}
