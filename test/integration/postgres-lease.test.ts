@@ -54,10 +54,13 @@ async function open(t: TestContext, kind: 'PGlite' | 'server'): Promise<World | 
   return { schema, member, transport };
 }
 
-/** Consumers of the integration cases: per-record handler, retry topics on (a blamed record would be forwarded). */
+/**
+ * Consumers of the integration cases: per-record handler, retry topics on by default (a blamed record would be
+ * forwarded), or in place with one attempt and one record per transaction (a blamed record would be a dead letter at once).
+ */
 type Slow = (n: number, tx: Queryable, record: { topic: string; partition: number }) => Promise<void>;
 
-function member(world: World, topic: string, group: string, handler: Slow) {
+function member(world: World, topic: string, group: string, handler: Slow, inPlace = false) {
   const db = world.member();
   const consumer = createConsumer({
     db,
@@ -66,7 +69,7 @@ function member(world: World, topic: string, group: string, handler: Slow) {
     topics: [topic],
     schema: world.schema,
     logger: silentLogger,
-    retryTopics: { delaysMs: [300] },
+    ...(inPlace ? { maxAttempts: 1, maxBatchSize: 1 } : { retryTopics: { delaysMs: [300] } }),
     handler: async (event, { tx, record }) => {
       const n = (event.data as { n: number }).n;
       await handler(n, tx, record);
@@ -195,6 +198,43 @@ for (const kind of ['PGlite', 'server'] as const) {
       await Promise.all([a.close(), b.close()]);
       assert.deepEqual(await appliedOf(world, db), range(8), 'each record applied once, no duplicate');
       assertOutlived(kind, leases, 2);
+      assert.deepEqual(await moved(world, db, topic), { forwarded: 0, deadLetters: 0 });
+    });
+
+    test('a commit refused because another member took the lease is no record failure: nothing dead-lettered, all applied once', async (t) => {
+      const world = await open(t, kind);
+      if (!world) return;
+      const db = world.member();
+      await db.query(`CREATE TABLE ${world.schema}.applied (n int NOT NULL)`);
+      const topic = randomName('steal').replace('_', '-');
+      const group = randomName('g');
+      await world
+        .transport(db)
+        .admin()
+        .createTopics([{ topic, partitions: 1 }]);
+      await produce(world, db, topic, 3);
+      let stolen = 0;
+      const consumer = member(
+        world,
+        topic,
+        group,
+        async (n, tx) => {
+          if (n !== 1 || stolen > 0) return;
+          // Another member takes the partition before this batch commits (in this transaction, so the refusal's
+          // rollback gives the lease back and this member can take the partition again).
+          stolen = (
+            await tx.query(`UPDATE ${world.schema}.log_leases SET member_id = 'thief' WHERE group_id = $1`, [group])
+          ).rowCount!;
+        },
+        // One record per transaction, in place, one attempt: a refusal blamed on record 1 would dead-letter it.
+        true,
+      );
+      t.after(() => consumer.close());
+      await consumer.start();
+      await eventually(async () => (await appliedOf(world, db)).length >= 3, 30_000, 'three applied');
+      await consumer.close();
+      assert.equal(stolen, 1, 'the lease was taken during the batch');
+      assert.deepEqual(await appliedOf(world, db), range(3));
       assert.deepEqual(await moved(world, db, topic), { forwarded: 0, deadLetters: 0 });
     });
 

@@ -89,9 +89,12 @@ export class PostgresConsumer implements Consumer {
   readonly #owned = new Map<string, Owned>();
   readonly #paused = new Set<string>();
   readonly #abort = new AbortController();
+  /** Stops the heartbeats, only once the batch in flight is over (a closing member keeps its leases until it leaves). */
+  readonly #stopBeats = new AbortController();
   /** This member's share at the last heartbeat, applied by the poll loop between batches. */
   #wanted: Map<string, TopicPartition> | undefined;
-  #loops: Promise<void>[] = [];
+  #poll: Promise<void> = Promise.resolve();
+  #beats: Promise<void> = Promise.resolve();
   #commits: Promise<unknown> = Promise.resolve();
   #running = false;
   #closing: Promise<void> | undefined;
@@ -108,12 +111,13 @@ export class PostgresConsumer implements Consumer {
     this.#running = true;
     await this.#heartbeat();
     await this.#rebalance();
-    this.#loops = [this.#heartbeatLoop(), this.#pollLoop(handler)];
+    this.#beats = this.#heartbeatLoop();
+    this.#poll = this.#pollLoop(handler);
   }
 
   /** Liveness never waits on user code: this loop shares nothing with the batches but the database. */
   async #heartbeatLoop(): Promise<void> {
-    const signal = this.#abort.signal;
+    const signal = this.#stopBeats.signal;
     while (!signal.aborted) {
       await sleep(this.#options.heartbeatMs, signal);
       if (signal.aborted) return;
@@ -327,8 +331,10 @@ export class PostgresConsumer implements Consumer {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#abort.abort(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closing'));
-      // The poll loop ends after its batch in flight; the heartbeat loop after its statement in flight.
-      await Promise.all(this.#loops);
+      // The poll loop ends after its batch in flight, heart-beating meanwhile; then the heartbeats stop.
+      await this.#poll;
+      this.#stopBeats.abort();
+      await this.#beats;
       await this.#commits;
       // Then leaves: the others take the partitions without waiting for the lease.
       await this.#options.db.query(this.#sql.leave, [this.#consumer.group, this.#memberId]).catch(() => undefined);
