@@ -231,6 +231,7 @@ test('embedded log: a row its log refuses (a CHECK on record size) is set aside;
   const relay = createRelay({
     db,
     schema,
+    producer: transport.producer(),
     producerFactory: () => transport.producer(),
     logger: silentLogger,
     listen: false,
