@@ -118,13 +118,17 @@ wait_started() {
   done
 }
 
-# exited <pid>: the process is gone or a zombie, so its sockets are closed. (Its command line empties earlier, while
-# it still holds its files: a check on that saw the port still accepting right after a SIGKILL.)
+# exited <pid>: every thread of the process is gone (a zombie counts as gone), so its sockets are closed. Neither an
+# empty command line nor a zombie main thread is enough: the JVM's other threads still hold its files for a while,
+# and a check on those saw the port still accepting right after a SIGKILL.
 exited() {
-  local stat
-  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
-  stat=${stat##*) }
-  [[ $stat == Z* || $stat == X* ]]
+  local stat task
+  for task in /proc/"$1"/task/*; do
+    stat=$(cat "$task/stat" 2>/dev/null) || continue
+    stat=${stat##*) }
+    [[ $stat == Z* || $stat == X* ]] || return 1
+  done
+  return 0
 }
 
 # gone <pid> [tries]: waits (0.2 s a try) until the process has exited.
