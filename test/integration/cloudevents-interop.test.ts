@@ -278,7 +278,9 @@ test('kafka: a string id goes around the retry topics into dead letters and back
   const store = deadLetterStore({ schema });
   await eventually(async () => (await store.list(db)).length >= 3, 60_000, 'three dead letters');
   for (const [event] of broken) {
-    assert.deepEqual(failedOn.get(`${event.source} ${event.id}`), [topic, `${topic}-retry-1`, `${topic}-retry-2`]);
+    // Each stage of the chain in order (a stage seen twice is an at-least-once redelivery, not a fault).
+    const stages = [...new Set(failedOn.get(`${event.source} ${event.id}`))];
+    assert.deepEqual(stages, [topic, `${topic}-retry-1`, `${topic}-retry-2`]);
   }
   const letters = await store.list(db);
   assert.deepEqual(
@@ -289,7 +291,7 @@ test('kafka: a string id goes around the retry topics into dead letters and back
   const dlt = await readTopic(transport, `${topic}-dlt`, 3);
   const onDlt = dlt.map((record) => Kafka.toEvent(toSdkMessage(record)) as CloudEvent<unknown>);
   assert.deepEqual(
-    onDlt.map((e) => `${e.source} ${e.id}`).sort(),
+    [...new Set(onDlt.map((e) => `${e.source} ${e.id}`))].sort(),
     broken.map(([e]) => `${e.source} ${e.id}`).sort(),
     'the DLT records are the same events for the SDK',
   );
