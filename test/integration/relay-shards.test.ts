@@ -1,0 +1,99 @@
+// The outbox's shard count is stored in the schema at the first enqueue or relay start; a writer or relay with
+// another count is refused with EFF_INVALID_OPTIONS instead of silently never publishing the higher shards.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Db } from '../../src/db/port.ts';
+import { createEvent } from '../../src/envelope/event.ts';
+import { ErrorCodes } from '../../src/errors.ts';
+import { silentLogger } from '../../src/observability/logger.ts';
+import { createOutbox } from '../../src/outbox/outbox.ts';
+import { createRelay } from '../../src/outbox/relay.ts';
+import { changeShards } from '../../src/outbox/shards-setting.ts';
+import { postgresTransport } from '../../src/transport/postgres/transport.ts';
+import { freshSchema } from '../support/fixtures.ts';
+import { needs } from '../support/services.ts';
+
+const events = (count: number) =>
+  Array.from({ length: count }, (_, n) =>
+    createEvent({ topic: 'orders', type: 'x', source: '/t', key: `k${n}`, data: { n } }),
+  );
+
+function relayOf(db: Db, schema: string, shards: number) {
+  const transport = postgresTransport({ db, schema });
+  return createRelay({
+    db,
+    schema,
+    shards,
+    producer: transport.producer(),
+    producerFactory: () => transport.producer(),
+    listen: false,
+    logger: silentLogger,
+  });
+}
+
+const invalidShards = { code: ErrorCodes.EFF_INVALID_OPTIONS, message: /`shards`: 8 differs from the 16/ };
+
+test('a relay whose shards differ from the outbox that wrote first is refused with EFF_INVALID_OPTIONS', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  await db.transaction((tx) => createOutbox({ schema, shards: 16 }).enqueue(tx, events(40)));
+  const relay = relayOf(db, schema, 8);
+  t.after(() => relay.close());
+  await assert.rejects(relay.start(), invalidShards);
+  await assert.rejects(relay.drain(1000), invalidShards);
+  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox`);
+  assert.equal(Number(rows[0]?.n), 40, 'nothing published by the misconfigured relay');
+});
+
+test('a writer whose shards differ from the relay that started first is refused, its transaction rolled back', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  const relay = relayOf(db, schema, 16);
+  t.after(() => relay.close());
+  await relay.drain(1000);
+  await assert.rejects(
+    db.transaction((tx) => createOutbox({ schema, shards: 8 }).enqueue(tx, events(3))),
+    invalidShards,
+  );
+  await db.transaction((tx) => createOutbox({ schema, shards: 16 }).enqueue(tx, events(3)));
+  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox`);
+  assert.equal(Number(rows[0]?.n), 3, 'only the matching writer wrote');
+});
+
+test('changeShards is refused while rows wait, and moves every writer and relay to the new count once drained', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  await db.transaction((tx) => createOutbox({ schema, shards: 16 }).enqueue(tx, events(10)));
+  await assert.rejects(changeShards(db, { schema, shards: 8 }), { code: ErrorCodes.EFF_INVALID_OPTIONS });
+  const old = relayOf(db, schema, 16);
+  t.after(() => old.close());
+  assert.equal(await old.drain(5000), 10);
+  await changeShards(db, { schema, shards: 8 });
+  await assert.rejects(
+    db.transaction((tx) => createOutbox({ schema, shards: 16 }).enqueue(tx, events(1))),
+    { code: ErrorCodes.EFF_INVALID_OPTIONS },
+    'a writer still on the old count',
+  );
+  await db.transaction((tx) => createOutbox({ schema, shards: 8 }).enqueue(tx, events(10)));
+  await assert.rejects(old.drain(1000), { code: ErrorCodes.EFF_INVALID_OPTIONS }, 'a relay still on the old count');
+  const relay = relayOf(db, schema, 8);
+  t.after(() => relay.close());
+  assert.equal(await relay.drain(5000), 10);
+});
+
+test('naive twin: without the stored count, a relay with 8 shards never publishes the rows of shards 8..15', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  await db.transaction((tx) => createOutbox({ schema, shards: 16 }).enqueue(tx, events(40)));
+  // What the library did before: no count stored, nothing to compare with.
+  await db.query(`DELETE FROM ${schema}.settings`);
+  const relay = relayOf(db, schema, 8);
+  t.after(() => relay.close());
+  await relay.drain(500);
+  const { rows } = await db.query<{ shard: number }>(`SELECT shard FROM ${schema}.outbox`);
+  assert.ok(rows.length > 0, 'rows were left behind');
+  assert.ok(
+    rows.every((row) => row.shard >= 8),
+    'exactly the higher shards',
+  );
+});
