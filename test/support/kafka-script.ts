@@ -19,10 +19,13 @@ function listenable(port: number): Promise<boolean> {
   });
 }
 
-/** `count` consecutive free ports on 127.0.0.1, starting at an even port. */
+/**
+ * `count` consecutive free ports on 127.0.0.1, starting at an even port below the kernel's ephemeral range (32768+
+ * on Linux), so an outgoing connection cannot take one between this check and the broker's bind.
+ */
 export async function freePorts(count: number): Promise<number> {
   for (let tries = 0; tries < 50; tries++) {
-    const base = 30_000 + 2 * Math.floor(Math.random() * 14_000);
+    const base = 20_000 + 2 * Math.floor(Math.random() * 6_000);
     let free = true;
     for (let port = base; port < base + count && free; port++) free = await listenable(port);
     if (free) return base;
