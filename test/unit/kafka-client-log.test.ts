@@ -89,3 +89,16 @@ test('invalid transport options are refused with EFF_INVALID_OPTIONS naming the 
   }
   assert.equal(kafkaTransport({ replicationFactor: -1 }).name, 'kafka');
 });
+
+test('a Logger that throws does not take the client down', () => {
+  const throwing: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: () => undefined,
+    error: () => {
+      throw new Error('log sink down');
+    },
+  };
+  const client = clientLogger(throwing, { level: 'warn', repeatIntervalMs: 0, now: () => 0 });
+  assert.doesNotThrow(() => client.error(refused(0), { fac: 'FAIL' }));
+});

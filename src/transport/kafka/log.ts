@@ -64,12 +64,17 @@ export function clientLogger(logger: Logger, options: ClientLogOptions): ClientL
     seen.set(key, { loggedAt: at, suppressed: 0 });
     if (seen.size > maxRemembered) seen.delete(seen.keys().next().value as string);
     const { name, fac } = (extra ?? {}) as { name?: unknown; fac?: unknown };
-    logger[level](message, {
-      source: 'kafka-client',
-      ...(name === undefined || name === '' ? {} : { client: name }),
-      ...(fac === undefined ? {} : { facility: fac }),
-      ...(last && last.suppressed > 0 ? { suppressed: last.suppressed } : {}),
-    });
+    try {
+      logger[level](message, {
+        source: 'kafka-client',
+        ...(name === undefined || name === '' ? {} : { client: name }),
+        ...(fac === undefined ? {} : { facility: fac }),
+        ...(last && last.suppressed > 0 ? { suppressed: last.suppressed } : {}),
+      });
+    } catch {
+      // Called from the client's event callbacks, where a throw is an uncaught exception: a failing logger must not
+      // take the process down.
+    }
   };
 
   const client: ClientLogger = {
