@@ -47,7 +47,7 @@ interface RecordRow extends Record<string, unknown> {
 }
 
 /** The error of a commit (or a batch) of a partition whose lease another member holds now: nobody's record failure. */
-export function leaseLost(group: string, tp: TopicPartition): EffectivelyError {
+function leaseLost(group: string, tp: TopicPartition): EffectivelyError {
   return new EffectivelyError(
     ErrorCodes.EFF_LEASE_LOST,
     `lease lost: another member of group ${group} holds ${tp.topic}[${tp.partition}] now; this member committed nothing of it`,
@@ -160,20 +160,14 @@ export class PostgresConsumer implements Consumer {
     return error;
   }
 
-  /** Between batches: gives back the partitions no longer this member's share and takes the ones newly its share. */
+  /**
+   * Between batches: gives back the partitions no longer this member's share and takes the ones newly its share. What
+   * cannot be taken yet (its holder has not let go) or failed is tried again after the next heartbeat.
+   */
   async #rebalance(): Promise<void> {
     const mine = this.#wanted;
     if (!mine) return;
     this.#wanted = undefined;
-    try {
-      await this.#apply(mine);
-    } catch (error) {
-      this.#wanted ??= mine;
-      throw error;
-    }
-  }
-
-  async #apply(mine: Map<string, TopicPartition>): Promise<void> {
     const { db, leaseMs } = this.#options;
     const group = this.#consumer.group;
     const revoked = [...this.#owned.entries()].filter(([key]) => !mine.has(key));
@@ -203,10 +197,7 @@ export class PostgresConsumer implements Consumer {
         leaseMs,
       ]);
       const lease = rows[0];
-      if (!lease) {
-        this.#wanted ??= mine; // still held by a member that has not let go yet: try again after the next heartbeat
-        continue;
-      }
+      if (!lease) continue;
       const start = lease.committed ?? (this.#consumer.fromBeginning ? '0' : lease.end_offset);
       this.#owned.set(key, { ...tp, position: BigInt(start), lost: new AbortController() });
       assigned.push(tp);
