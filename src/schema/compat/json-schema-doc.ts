@@ -165,11 +165,17 @@ export function branchesOf(doc: JsonDoc, schema: JsonNode): Union | undefined {
 }
 
 /** `integer`, `string|null`, `any`, `oneOf [string, integer]`: for messages. */
-export function describeJson(doc: JsonDoc, schema: JsonNode): string {
+export function describeJson(doc: JsonDoc, schema: JsonNode, depth = 0): string {
   const resolved = deref(doc, schema);
   if (resolved === false) return 'nothing';
   const union = branchesOf(doc, resolved);
-  if (union) return `${union.keyword} [${union.branches.map((b) => describeJson(doc, b)).join(', ')}]`;
+  // nested unions are described two levels deep: a message must not grow with 2^depth (or loop on a recursive one)
+  if (union && depth >= 2) return `${union.keyword} […]`;
+  if (union) {
+    const shown = union.branches.slice(0, 8).map((b) => describeJson(doc, b, depth + 1));
+    const more = union.branches.length > 8 ? `, … ${union.branches.length - 8} more` : '';
+    return `${union.keyword} [${shown.join(', ')}${more}]`;
+  }
   const types = typesOf(resolved);
   return types ? [...types].join('|') : 'any';
 }

@@ -22,7 +22,7 @@ import {
   type Union,
 } from './json-schema-doc.ts';
 import type { Violation } from './violation.ts';
-import { at, type Direction, Findings, oldNew, type Path, roles, rootPath, subject } from './violation.ts';
+import { at, type Direction, Findings, oldNew, type Path, pathText, roles, rootPath, subject } from './violation.ts';
 
 /** Bounds: a lower bound narrows when it rises, an upper one when it falls. [keyword, side, the type it applies to] */
 const bounds = [
@@ -59,6 +59,39 @@ const uncompared = [
   'unevaluatedItems',
 ] as const;
 
+/** Most `check` steps one comparison may take: past it, it stops and reports `too-complex` (the schema is refused). */
+const stepBudget = 50_000;
+
+/**
+ * What one comparison shares across its trials: steps taken, the outcome of each union trial (writer, reader branch),
+ * and node ids for the (writer, reader, path) pairs already compared. Without it nested anyOf was explored 2^depth
+ * times, synchronously, behind the registry server.
+ */
+class Work {
+  steps = 0;
+  exhausted = false;
+  readonly trials = new WeakMap<object, WeakMap<object, boolean>>();
+  readonly #ids = new WeakMap<object, number>();
+  #next = 0;
+
+  id(node: JsonNode): string {
+    if (typeof node === 'boolean') return String(node);
+    let id = this.#ids.get(node);
+    if (id === undefined) {
+      id = this.#next++;
+      this.#ids.set(node, id);
+    }
+    return String(id);
+  }
+
+  /** Counts a step; false once the budget is spent. */
+  step(): boolean {
+    if (this.exhausted) return false;
+    if (++this.steps > stepBudget) this.exhausted = true;
+    return !this.exhausted;
+  }
+}
+
 const list = (values: unknown[]) => values.map((v) => JSON.stringify(v)).join(', ');
 const names = (values: string[]) => values.map((v) => `\`${v}\``).join(' or ');
 
@@ -71,6 +104,9 @@ class Comparison {
     private readonly readerDoc: JsonDoc,
     /** The (writer, reader) pairs being compared further up: a recursive schema stops there. */
     private readonly inProgress: [JsonNode, JsonNode][] = [],
+    private readonly work = new Work(),
+    /** (writer, reader, path) already compared into these findings: compared again, it adds the same findings. */
+    private readonly done = new Set<string>(),
   ) {
     this.direction = findings.direction;
   }
@@ -81,6 +117,9 @@ class Comparison {
     const reader = deref(this.readerDoc, readerRaw);
     if (writer === false || acceptsAll(reader)) return;
     if (this.inProgress.some(([w, r]) => w === writer && r === reader)) return; // recursive schema: on the way
+    const key = `${this.work.id(writer)} ${this.work.id(reader)} ${this.work.id(whole ?? true)} ${pathText(path)}`;
+    if (this.done.has(key) || !this.work.step()) return;
+    this.done.add(key);
     this.inProgress.push([writer, reader]);
     const open = writer === true ? {} : writer;
     if (reader === false) this.typeChanged(whole ?? open, reader, path, 'everything');
@@ -120,11 +159,7 @@ class Comparison {
 
   /** A writer value must fit one branch of the reader's anyOf/oneOf (oneOf's "exactly one" is not checked). */
   private intoUnion(writer: JsonNode, reader: JsonNode, union: Union, path: Path, whole: JsonNode): void {
-    for (const branch of union.branches) {
-      const trial = new Findings(this.direction);
-      new Comparison(trial, this.writerDoc, this.readerDoc, this.inProgress).check(writer, branch, path);
-      if (trial.list.length === 0) return;
-    }
+    for (const branch of union.branches) if (this.fits(writer, branch, path)) return;
     const { reader: readers } = roles(this.direction);
     this.typeChanged(
       whole,
@@ -132,6 +167,33 @@ class Comparison {
       path,
       `what no branch of its ${union.keyword} accepts`,
       `the ${readers} schema rejects`,
+    );
+  }
+
+  /** Whether every `writer` value fits reader `branch`: tried once per pair, then remembered. */
+  private fits(writer: JsonNode, branch: JsonNode, path: Path): boolean {
+    const resolved = deref(this.readerDoc, branch);
+    const memo = isObject(writer) && isObject(resolved) ? this.work.trials.get(writer) : undefined;
+    const known = isObject(resolved) ? memo?.get(resolved) : undefined;
+    if (known !== undefined) return known;
+    const trial = new Findings(this.direction);
+    new Comparison(trial, this.writerDoc, this.readerDoc, this.inProgress, this.work).check(writer, branch, path);
+    const fits = trial.list.length === 0;
+    if (isObject(writer) && isObject(resolved)) {
+      const pairs = this.work.trials.get(writer) ?? new WeakMap<object, boolean>();
+      pairs.set(resolved, fits);
+      this.work.trials.set(writer, pairs);
+    }
+    return fits;
+  }
+
+  /** Adds `too-complex` when the budget ran out (trials then passed unchecked, so nothing else can be trusted). */
+  finish(path: Path): void {
+    if (!this.work.exhausted) return;
+    this.findings.add(
+      path,
+      'too-complex',
+      `the comparison took more than ${stepBudget} steps and was stopped: simplify the schema (nested anyOf/oneOf)`,
     );
   }
 
@@ -289,6 +351,8 @@ class Comparison {
 export function compareJsonSchemas(writer: JsonDoc, reader: JsonDoc, direction: Direction): Violation[] {
   const findings = new Findings(direction);
   const title = isObject(reader.root) && typeof reader.root.title === 'string' ? reader.root.title : 'schema';
-  new Comparison(findings, writer, reader).check(writer.root, reader.root, rootPath(title));
+  const comparison = new Comparison(findings, writer, reader);
+  comparison.check(writer.root, reader.root, rootPath(title));
+  comparison.finish(rootPath(title));
   return findings.list;
 }
