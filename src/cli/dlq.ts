@@ -4,6 +4,7 @@ import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import { kafkaTransport } from '../transport/kafka/transport.ts';
 import type { Transport } from '../transport/port.ts';
 import { postgresTransport } from '../transport/postgres/transport.ts';
+import { printable } from './printable.ts';
 import { progress } from './progress.ts';
 
 export interface DlqArgs {
@@ -23,6 +24,9 @@ export interface DlqArgs {
 }
 
 const statuses = new Set(['dead', 'redriven', 'discarded']);
+const transports = new Set(['kafka', 'postgres']);
+/** The exit code of a command stopped by SIGINT/SIGTERM (128 + SIGINT): a script must not read it as done. */
+const interrupted = 130;
 
 function summary(letter: DeadLetter) {
   return {
@@ -42,17 +46,16 @@ function summary(letter: DeadLetter) {
   };
 }
 
-function print(letters: DeadLetter[], json: boolean, verb: string): void {
+function print(letters: DeadLetter[], json: boolean, verb: string, count = letters.length): void {
   if (json) {
     console.log(JSON.stringify(letters.map(summary)));
     return;
   }
   for (const l of letters) {
-    console.log(
-      `${l.id}\t${l.consumer}\t${l.topic}[${l.partition}]@${l.offset}\t${l.code}\t${l.attempts}x\t${l.reason.slice(0, 80)}`,
-    );
+    const line = `${l.id}\t${l.consumer}\t${l.topic}[${l.partition}]@${l.offset}\t${l.code}\t${l.attempts}x\t${l.reason.slice(0, 80)}`;
+    console.log(printable(line));
   }
-  console.log(`dlq: ${verb} ${letters.length}`);
+  console.log(`dlq: ${verb} ${count}`);
 }
 
 /** effectively dlq list|show|redrive|discard — the dead-letter store from the command line. */
@@ -60,6 +63,10 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
   const store = deadLetterStore({ schema: args.schema });
   if (args.status !== undefined && !statuses.has(args.status)) {
     console.error(`dlq: --status must be one of ${[...statuses].join(', ')}`);
+    return 2;
+  }
+  if (args.transport !== undefined && !transports.has(args.transport)) {
+    console.error(`dlq: --transport must be one of ${[...transports].join(', ')}, not ${printable(args.transport)}`);
     return 2;
   }
   const filter = {
@@ -100,8 +107,8 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
       else
         for (const l of letters)
           console.log(
-            JSON.stringify(summary(l), null, 2),
-            `\npayload: ${l.payload?.toString('utf8').slice(0, 2000) ?? 'null'}`,
+            printable(JSON.stringify(summary(l), null, 2)),
+            `\npayload: ${printable(l.payload?.toString('utf8').slice(0, 2000) ?? 'null')}`,
           );
       return letters.length > 0 ? 0 : 1;
     }
@@ -127,7 +134,10 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
         });
         bar?.end();
         print(letters, args.json, args.dryRun ? 'would redrive' : 'redriven');
-        if (stop.signal.aborted) console.error('dlq: interrupted; run the same command again to resume');
+        if (stop.signal.aborted) {
+          console.error('dlq: interrupted; run the same command again to resume');
+          return interrupted;
+        }
       } catch (error) {
         if (error instanceof EffectivelyError && error.code === ErrorCodes.EFF_REDRIVE_BEYOND_RETENTION) {
           console.error(`dlq: ${error.code}: ${error.message} (ids ${String(error.details.ids)}); --force to redrive`);
@@ -146,12 +156,18 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
         return 2;
       }
       const letters = await store.list(db, filter);
-      if (!args.dryRun)
-        await store.discard(
-          db,
-          letters.map((l) => l.id),
-        );
-      print(letters, args.json, args.dryRun ? 'would discard' : 'discarded');
+      if (args.dryRun) {
+        print(letters, args.json, 'would discard');
+        return 0;
+      }
+      // what was discarded, not what was listed: a letter redriven or discarded meanwhile is not
+      const discarded = await store.discard(
+        db,
+        letters.map((l) => l.id),
+      );
+      print(letters, args.json, 'discarded', discarded);
+      if (discarded < letters.length && !args.json)
+        console.log(`dlq: ${letters.length - discarded} of those listed were no longer dead`);
       return 0;
     }
     default:

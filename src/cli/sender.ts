@@ -4,6 +4,7 @@ import { httpProvider } from '../effects/http-provider.ts';
 import { createEffects, type Effect, type EffectStatus } from '../effects/ledger.ts';
 import type { PendingEffect } from '../effects/provider.ts';
 import { createSender } from '../effects/sender.ts';
+import { withoutCredentials } from './printable.ts';
 
 export interface SenderArgs {
   schema: string;
@@ -41,13 +42,20 @@ export async function senderCommand(db: Db, args: SenderArgs): Promise<number> {
     if (args.body !== undefined && args.body !== 'envelope' && args.body !== 'payload') {
       throw new Error(`--body is envelope or payload, not ${args.body}`);
     }
+    // an unset variable (`--kinds "$KINDS"`) must not mean every kind: e-mails and charges POSTed to a webhook
+    if (args.kinds?.split(',').every((kind) => kind.trim() === '')) {
+      throw new Error('--kinds is empty; name the kinds, or leave the option out for every kind');
+    }
     rate = positive('rate', args.rate, false);
     concurrency = positive('concurrency', args.concurrency, true);
   } catch (error) {
     console.error(`sender: ${(error as Error).message}`);
     return 2;
   }
-  const kinds = args.kinds?.split(',').filter(Boolean);
+  const kinds = args.kinds
+    ?.split(',')
+    .map((kind) => kind.trim())
+    .filter(Boolean);
   const http = httpProvider({
     url: args.url,
     ...(args.body === 'payload' ? { body: (effect: PendingEffect) => effect.payload } : {}),
@@ -63,7 +71,7 @@ export async function senderCommand(db: Db, args: SenderArgs): Promise<number> {
     ...(concurrency === undefined ? {} : { concurrency }),
   });
   await sender.start();
-  console.log(`sender: calling ${args.url} for ${kinds?.length ? kinds.join(',') : 'all kinds'}`);
+  console.log(`sender: calling ${withoutCredentials(args.url)} for ${kinds?.length ? kinds.join(',') : 'all kinds'}`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);

@@ -52,7 +52,8 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
       }
     },
     async listen(channel, onNotify) {
-      const client = new pg.Client({ connectionString: pool.options.connectionString });
+      // the pool's own settings (host, user, password, TLS… of a pool built from fields), not only its connection string
+      const client = new pg.Client(pool.options as pg.ClientConfig);
       client.on('error', () => undefined);
       await client.connect();
       client.on('notification', (message) => {
