@@ -49,10 +49,15 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
   const attempts = options.webhookAttempts ?? 5;
   const logger = options.logger ?? stderrLogger;
   const countSql = loadSql(import.meta.url, 'count.sql', schema);
-  const count =
-    options.count ?? (async (db: Db) => Number((await db.query<{ dead: number }>(countSql)).rows[0]?.dead ?? 0));
+  /** Dead now, and (for the store's own count) letters ever kept: new ones show even while others leave. */
+  const count = async (db: Db): Promise<{ dead: number; total?: number }> => {
+    if (options.count) return { dead: await options.count(db) };
+    const row = (await db.query<{ dead: number; total: string }>(countSql)).rows[0];
+    return { dead: Number(row?.dead ?? 0), total: Number(row?.total ?? 0) };
+  };
   const stop = new AbortController();
   let dead = 0;
+  let total: number | undefined;
   let loop: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
   const deliveries = new Set<Promise<void>>();
@@ -88,16 +93,19 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
 
   async function check(): Promise<void> {
     const now = await count(options.db);
-    if (now > dead) {
+    // letters kept since the last check, whatever left meanwhile (a net count hid new ones during a redrive)
+    const added = now.total !== undefined && total !== undefined ? now.total - total : now.dead - dead;
+    if (added > 0 && now.dead > 0) {
       raise({
         kind: dead === 0 ? 'non-empty' : 'growing',
-        dead: now,
-        added: now - dead,
+        dead: now.dead,
+        added,
         schema,
         at: new Date().toISOString(),
       });
     }
-    dead = now;
+    dead = now.dead;
+    total = now.total;
   }
 
   const alerts: DeadLetterAlerts = {
