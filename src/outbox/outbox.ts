@@ -9,14 +9,14 @@ import type { Serde } from '../schema/serde/serde.ts';
 import type { TopicVersion } from '../schema/versioning/declare.ts';
 import { expandForVersions } from '../schema/versioning/expand.ts';
 import { defaultShards, shardOf } from './shard.ts';
-import { ensureShards, shardsMismatch } from './shards-setting.ts';
+import { shardsMismatch } from './shards-setting.ts';
 
 export interface OutboxOptions {
   /** Schema of the library's tables (default `effectively`). */
   schema?: string;
   /**
-   * Key shards; must equal the relays' `shards` (default 16). The first enqueue or relay start stores it in the schema;
-   * an enqueue with another count fails with EFF_INVALID_OPTIONS (see `changeShards`).
+   * Key shards; must equal the relays' `shards` (default 16). The first relay start stores it in the schema; an
+   * enqueue with another count then fails with EFF_INVALID_OPTIONS (see `changeShards`).
    */
   shards?: number;
   /** Send a NOTIFY with each enqueue so relays wake at once (default true; relays also poll). */
@@ -81,10 +81,9 @@ export function createOutbox(options: OutboxOptions = {}): Outbox {
         payloads,
         shards,
       ]);
+      // Checked in the insert itself against the count the first relay stored (none yet: nothing to check).
       const stored = rows[0]?.stored ?? null;
-      // The first enqueue of a schema records its shard count; later ones are checked in the insert itself.
-      if (stored === null) await ensureShards(tx, schema, shards);
-      else if (stored !== String(shards)) throw shardsMismatch(schema, shards, stored);
+      if (stored !== null && stored !== String(shards)) throw shardsMismatch(schema, shards, stored);
       if (notify) await tx.query('SELECT pg_notify($1, NULL)', [channel]);
     },
   };

@@ -26,8 +26,8 @@ export interface RelayOptions {
   /** Schema of the library's tables (default `effectively`). */
   schema?: string;
   /**
-   * Key shards; must equal the outbox's `shards` (default 16). Stored in the schema at the first enqueue or relay
-   * start; a relay with another count is refused with EFF_INVALID_OPTIONS.
+   * Key shards; must equal the outbox's `shards` (default 16). Stored in the schema at the first relay start; a relay
+   * with another count (or one that finds rows of a higher shard) is refused with EFF_INVALID_OPTIONS.
    */
   shards?: number;
   /** Most rows read and sent at once (default 1000). */

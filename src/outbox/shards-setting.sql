@@ -1,5 +1,5 @@
--- Records the schema's shard count on first use ($1, by the first writer or relay) and returns the one stored. The
--- second branch sees a value committed before this statement; a racing first writer's value is read again by the caller.
+-- Records the schema's shard count on first use ($1, by the first relay to start) and returns the one stored. The
+-- second branch sees a value committed before this statement; a racing relay's value is read again by the caller.
 WITH inserted AS (
   INSERT INTO :schema.settings (name, value) VALUES ('outbox.shards', $1::text)
   ON CONFLICT (name) DO NOTHING

@@ -1,12 +1,14 @@
 import { assertIdentifier } from '../db/identifiers.ts';
-import type { Db, Queryable } from '../db/port.ts';
+import type { Db } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { invalidOptions } from '../errors.ts';
 
 /**
- * The outbox's shard count is stored in the schema's `settings` at the first enqueue or relay start; a writer or relay
+ * The outbox's shard count is stored in the schema's `settings` when the first relay starts; a relay or writer
  * configured with another count is refused (a relay with fewer shards would never publish the higher ones, and two
- * counts at once would put one key in two shards, with no order between them).
+ * counts at once would put one key in two shards, with no order between them). Writers only check: storing it from a
+ * writer would hold the new settings row locked until the caller's transaction ends, and every other writer and relay
+ * of the schema would wait for it.
  */
 export function shardsMismatch(schema: string, configured: number, stored: string) {
   return invalidOptions(
@@ -16,14 +18,28 @@ export function shardsMismatch(schema: string, configured: number, stored: strin
   );
 }
 
-/** Stores `shards` if the schema has no count yet; throws EFF_INVALID_OPTIONS when it has another one. */
-export async function ensureShards(db: Queryable, schema: string, shards: number): Promise<void> {
-  const sql = loadSqlSet(import.meta.url, { ensure: 'shards-setting.sql', stored: 'shards-stored.sql' }, schema);
-  let { rows } = await db.query<{ value: string }>(sql.ensure, [shards]);
-  // A first writer that raced us committed after our statement's snapshot: read its value now.
-  if (rows.length === 0) rows = (await db.query<{ value: string }>(sql.stored)).rows;
-  const stored = rows[0]?.value;
-  if (stored !== undefined && stored !== String(shards)) throw shardsMismatch(schema, shards, stored);
+/**
+ * At a relay's start: stores `shards` if the schema has no count yet (refused when the outbox already holds rows of a
+ * higher shard, written by a writer with more shards); throws EFF_INVALID_OPTIONS when it has another count.
+ */
+export async function ensureShards(db: Db, schema: string, shards: number): Promise<void> {
+  const sql = loadSqlSet(
+    import.meta.url,
+    { ensure: 'shards-setting.sql', stored: 'shards-stored.sql', highest: 'shards-highest.sql' },
+    schema,
+  );
+  await db.transaction(async (tx) => {
+    const { rows: highest } = await tx.query<{ shard: number | null }>(sql.highest);
+    const beyond = highest[0]?.shard;
+    let { rows } = await tx.query<{ value: string }>(sql.ensure, [shards]);
+    // Another relay stored its count after our statement's snapshot: read it now.
+    if (rows.length === 0) rows = (await tx.query<{ value: string }>(sql.stored)).rows;
+    const stored = rows[0]?.value;
+    if (stored !== undefined && stored !== String(shards)) throw shardsMismatch(schema, shards, stored);
+    if (beyond !== null && beyond !== undefined && beyond >= shards) {
+      throw shardsMismatch(schema, shards, `${beyond + 1} or more`);
+    }
+  });
 }
 
 /**

@@ -20,7 +20,7 @@ CREATE TABLE :schema.outbox_refused (
 );
 CREATE INDEX outbox_refused_key ON :schema.outbox_refused (shard, key);
 
--- Library-wide settings of this schema, written once by the first writer or relay (e.g. `outbox.shards`).
+-- Library-wide settings of this schema, written once (e.g. `outbox.shards`, by the first relay to start).
 CREATE TABLE :schema.settings (
   name       text        PRIMARY KEY,
   value      text        NOT NULL,
