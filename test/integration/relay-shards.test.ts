@@ -10,7 +10,7 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
 import { changeShards } from '../../src/outbox/shards-setting.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
-import { freshSchema } from '../support/fixtures.ts';
+import { eventually, freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
 const events = (count: number) =>
@@ -18,7 +18,7 @@ const events = (count: number) =>
     createEvent({ topic: 'orders', type: 'x', source: '/t', key: `k${n}`, data: { n } }),
   );
 
-function relayOf(db: Db, schema: string, shards: number) {
+function relayOf(db: Db, schema: string, shards: number, onError?: (fields?: Record<string, unknown>) => void) {
   const transport = postgresTransport({ db, schema });
   return createRelay({
     db,
@@ -27,7 +27,9 @@ function relayOf(db: Db, schema: string, shards: number) {
     producer: transport.producer(),
     producerFactory: () => transport.producer(),
     listen: false,
-    logger: silentLogger,
+    pollIntervalMs: 20,
+    errorBackoffMs: 50,
+    logger: { ...silentLogger, error: (_message, fields) => onError?.(fields) },
   });
 }
 
@@ -69,10 +71,18 @@ test('changeShards is refused while rows wait, and moves every writer and relay 
   const { db, schema } = await freshSchema(t);
   await db.transaction((tx) => createOutbox({ schema, shards: 16 }).enqueue(tx, events(10)));
   await assert.rejects(changeShards(db, { schema, shards: 8 }), { code: ErrorCodes.EFF_INVALID_OPTIONS });
+  const failures: unknown[] = [];
+  const running = relayOf(db, schema, 16, (fields) => failures.push(fields?.code));
+  t.after(() => running.close());
+  await running.start();
+  const waiting = async () =>
+    Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox`)).rows[0]?.n);
+  await eventually(async () => (await waiting()) === 0, 10_000, 'the 10 rows published');
   const old = relayOf(db, schema, 16);
   t.after(() => old.close());
-  assert.equal(await old.drain(5000), 10);
   await changeShards(db, { schema, shards: 8 });
+  // A relay still running on the old count stops publishing, loudly, at its next pass.
+  await eventually(async () => failures.includes(ErrorCodes.EFF_INVALID_OPTIONS), 10_000, 'the running relay refused');
   await assert.rejects(
     db.transaction((tx) => createOutbox({ schema, shards: 16 }).enqueue(tx, events(1))),
     { code: ErrorCodes.EFF_INVALID_OPTIONS },
