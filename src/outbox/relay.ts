@@ -214,7 +214,14 @@ export function createRelay(options: RelayOptions): Relay {
 
   function report(result: { published: number; refused: RefusedEvent[] }): void {
     if (result.published > 0) options.onPublished?.(result.published);
-    for (const refused of result.refused) options.onRefused?.(refused);
+    for (const refused of result.refused) {
+      try {
+        options.onRefused?.(refused);
+      } catch (error) {
+        // The row is set aside (committed) whatever the callback does; its failure must not look like a failed pass.
+        logger.warn('onRefused callback failed', { seq: refused.seq, ...errorFields(error) });
+      }
+    }
   }
 
   async function run(): Promise<void> {
