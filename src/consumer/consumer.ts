@@ -2,6 +2,7 @@ import { assertIdentifier } from '../db/identifiers.ts';
 import { loadSql } from '../db/sql.ts';
 import { deadLetterStore } from '../deadletter/store.ts';
 import { decodeEvent } from '../envelope/cloudevents.ts';
+import { dedupKeyOf } from '../envelope/identity.ts';
 import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
 import { errorFields, stderrLogger } from '../observability/logger.ts';
@@ -117,7 +118,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       const parked = keyOrder && fromMain ? await keyOrder.park(tx, topic, range) : undefined;
       const outcomes = await applyIn(tx, range, signal, parked);
       if (keyOrder) {
-        const done = range.filter((_, index) => outcomes[index] !== 'parked').map((item) => item.event.id);
+        const done = range.filter((_, index) => outcomes[index] !== 'parked').map((item) => dedupKeyOf(item.event));
         if ((await keyOrder.release(tx, done)) > 0) drainer?.soon();
       }
       if (offsetsInTransaction) {

@@ -1,5 +1,6 @@
 import type { Db, Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
+import { decodeHeaders, encodeHeaders, storableText } from '../db/storable.ts';
 import { eventIdOfRecord, eventSourceOfRecord } from '../envelope/cloudevents.ts';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import type { FaultInjector } from '../observability/faults.ts';
@@ -109,8 +110,7 @@ function reasonOf(error: unknown): string {
 }
 
 function toLetter(row: Row): DeadLetter {
-  const headers: Record<string, Buffer> = {};
-  for (const [name, value] of Object.entries(row.headers)) headers[name] = Buffer.from(value, 'base64');
+  const headers = decodeHeaders(row.headers);
   // The id and source are read from the record as it was kept (headers or structured value), never rewritten.
   const kept: IncomingRecord = {
     topic: row.topic,
@@ -239,8 +239,6 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       },
     ): Promise<string | undefined> {
       const { record } = input;
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(record.headers)) headers[name] = value.toString('base64');
       const { rows } = await tx.query<{ id: string }>(sql.insert, [
         input.consumer,
         record.topic,
@@ -248,10 +246,10 @@ export function deadLetterStore(options: { schema?: string } = {}) {
         record.offset,
         input.eventId,
         keyText(record.key),
-        JSON.stringify(headers),
+        encodeHeaders(record.headers),
         record.value,
-        input.code ?? codeOf(input.error),
-        input.reason ?? reasonOf(input.error),
+        storableText(input.code ?? codeOf(input.error)).slice(0, 200),
+        storableText(input.reason ?? reasonOf(input.error)),
         input.attempts,
         input.firstFailedAt,
         record.key,

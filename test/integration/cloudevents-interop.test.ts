@@ -316,60 +316,53 @@ test('kafka: a string id goes around the retry topics into dead letters and back
     console.log(`interop: redriven ${letter.source} ${letter.eventId} key ${letter.dedupKey}`);
 });
 
-// Key-ordered consumers still compare and store `event.id` where the dedup key belongs (consumer.ts releases holds with
-// `item.event.id`; key-order.ts parks with `event.id` and lets the holder pass on `holder === event.id`): a string id
-// is not a uuid, so the release statement fails and the range with it. Owned elsewhere; the fix is `dedupKeyOf(event)`
-// at those three places (see docs/cloudevents.md). Kept as a todo so the suite shows it until then.
-test(
-  'kafka: key-ordered, a string-id event in the dead letters holds its key; later records wait and apply in order',
-  { todo: 'key order compares event.id with the dedup key (consumer.ts release, key-order.ts park/holder)' },
-  async (t) => {
-    if (!(await needs(t, 'kafka', 'postgres'))) return;
-    const { db, schema } = await freshSchema(t);
-    const { transport, topic } = await freshTopic(t, 1);
-    const sdk = (id: string, n: number) =>
-      new CloudEvent<unknown>({
-        source: '/billing',
-        id,
-        type: 'invoice.issued',
-        datacontenttype: 'application/json',
-        partitionkey: 'customer-7',
-        data: { n },
-      });
-    let fixed = false;
-    const order: number[] = [];
-    const consumer = createConsumer({
-      db,
-      transport,
-      group: randomName('g'),
-      topics: [topic],
-      schema,
-      logger: silentLogger,
-      keyOrdered: true,
-      drainIntervalMs: 200,
-      maxAttempts: 1,
-      handler: async (event) => {
-        const { n } = event.data as { n: number };
-        if (n === 1 && !fixed) throw new TransientError('down until fixed');
-        order.push(n);
-      },
+// Key-ordered consumers compare and store the dedup key (not the raw id) in holds and parked records.
+test('kafka: key-ordered, a string-id event in the dead letters holds its key; later records wait and apply in order', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  const { transport, topic } = await freshTopic(t, 1);
+  const sdk = (id: string, n: number) =>
+    new CloudEvent<unknown>({
+      source: '/billing',
+      id,
+      type: 'invoice.issued',
+      datacontenttype: 'application/json',
+      partitionkey: 'customer-7',
+      data: { n },
     });
-    t.after(() => consumer.close());
-    const producer = transport.producer();
-    t.after(() => producer.close());
-    await consumer.start();
-    await producer.send([fromSdk(topic, sdk('inv-1', 1), 'binary'), fromSdk(topic, sdk('inv-2', 2), 'structured')]);
-    const store = deadLetterStore({ schema });
-    await eventually(async () => (await store.list(db)).length >= 1, 30_000, 'the first one dead');
-    const parked = async () =>
-      Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.parked_records`)).rows[0]?.n);
-    const settled = async () => (await parked()) === 1 || (await store.list(db)).length > 1;
-    await eventually(settled, 30_000, 'the second one parked (or dead-lettered)');
-    assert.equal(await parked(), 1, 'the second one parked behind it');
-    assert.deepEqual(order, []);
-    fixed = true;
-    await store.redrive(db, producer);
-    await eventually(async () => order.length === 2, 30_000, 'both applied after the redrive');
-    assert.deepEqual(order, [1, 2]);
-  },
-);
+  let fixed = false;
+  const order: number[] = [];
+  const consumer = createConsumer({
+    db,
+    transport,
+    group: randomName('g'),
+    topics: [topic],
+    schema,
+    logger: silentLogger,
+    keyOrdered: true,
+    drainIntervalMs: 200,
+    maxAttempts: 1,
+    handler: async (event) => {
+      const { n } = event.data as { n: number };
+      if (n === 1 && !fixed) throw new TransientError('down until fixed');
+      order.push(n);
+    },
+  });
+  t.after(() => consumer.close());
+  const producer = transport.producer();
+  t.after(() => producer.close());
+  await consumer.start();
+  await producer.send([fromSdk(topic, sdk('inv-1', 1), 'binary'), fromSdk(topic, sdk('inv-2', 2), 'structured')]);
+  const store = deadLetterStore({ schema });
+  await eventually(async () => (await store.list(db)).length >= 1, 30_000, 'the first one dead');
+  const parked = async () =>
+    Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.parked_records`)).rows[0]?.n);
+  const settled = async () => (await parked()) === 1 || (await store.list(db)).length > 1;
+  await eventually(settled, 30_000, 'the second one parked (or dead-lettered)');
+  assert.equal(await parked(), 1, 'the second one parked behind it');
+  assert.deepEqual(order, []);
+  fixed = true;
+  await store.redrive(db, producer);
+  await eventually(async () => order.length === 2, 30_000, 'both applied after the redrive');
+  assert.deepEqual(order, [1, 2]);
+});

@@ -1,6 +1,8 @@
 import type { Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
+import { decodeHeaders, encodeHeaders } from '../../db/storable.ts';
 import type { Event } from '../../envelope/event.ts';
+import { dedupKeyOf } from '../../envelope/identity.ts';
 import { keyId } from '../../transport/key.ts';
 import type { IncomingRecord } from '../../transport/port.ts';
 
@@ -62,17 +64,15 @@ export class KeyOrder {
     for (const [index, { event, record }] of items.entries()) {
       const key = record.key ? keyId(record.key) : undefined;
       const holder = key === undefined ? undefined : holders.get(key);
-      if (holder === undefined || holder === event.id) continue;
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(record.headers)) headers[name] = value.toString('base64');
+      if (holder === undefined || holder === dedupKeyOf(event)) continue;
       await tx.query(this.#sql.park, [
         this.group,
         topic,
         key,
         record.partition,
         record.offset,
-        event.id,
-        JSON.stringify(headers),
+        dedupKeyOf(event),
+        encodeHeaders(record.headers),
         record.value,
       ]);
       parked.add(index);
@@ -108,8 +108,7 @@ export class KeyOrder {
       await tx.query(this.#sql.dropHold, [this.group, topic, key]);
       return undefined;
     }
-    const headers: Record<string, Buffer> = {};
-    for (const [name, value] of Object.entries(row.headers ?? {})) headers[name] = Buffer.from(value, 'base64');
+    const headers = decodeHeaders(row.headers);
     return {
       id: row.id,
       record: {

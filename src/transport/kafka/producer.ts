@@ -5,15 +5,38 @@ import { KafkaConsumer } from './consumer.ts';
 
 type ClientProducer = ReturnType<Kafka['producer']>;
 
+/**
+ * The client hands strings to librdkafka as C strings: a NUL in a string key or header value silently cut the rest
+ * off (key `a\0b` arrived as `a`, another key on another partition). Bytes go as Buffers, whole. A header NAME can
+ * only be a string: one holding NUL is refused rather than sent under a shorter name.
+ */
+function bytesOf(value: string | Buffer): Buffer {
+  return typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+}
+
+function toMessage(record: OutgoingRecord) {
+  const headers: Record<string, Buffer> = {};
+  for (const [name, value] of Object.entries(record.headers)) {
+    if (name.includes('\u0000')) {
+      throw new EffectivelyError(
+        ErrorCodes.EFF_INVALID_EVENT,
+        'a header name holds a NUL byte: Kafka cannot carry it',
+        {
+          details: { topic: record.topic, header: name.replaceAll('\u0000', '\\0') },
+        },
+      );
+    }
+    headers[name] = bytesOf(value);
+  }
+  return { key: record.key === null ? null : bytesOf(record.key), value: record.value, headers };
+}
+
 function groupByTopic(records: readonly OutgoingRecord[]) {
-  const byTopic = new Map<
-    string,
-    { key: string | Buffer | null; value: Buffer | null; headers: Record<string, string | Buffer> }[]
-  >();
+  const byTopic = new Map<string, { key: Buffer | null; value: Buffer | null; headers: Record<string, Buffer> }[]>();
   for (const record of records) {
     const messages = byTopic.get(record.topic) ?? [];
     if (messages.length === 0) byTopic.set(record.topic, messages);
-    messages.push({ key: record.key, value: record.value, headers: record.headers });
+    messages.push(toMessage(record));
   }
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
@@ -51,10 +74,12 @@ export class KafkaProducer implements Producer {
   async send(records: readonly OutgoingRecord[]): Promise<void> {
     if (records.length === 0) return;
     if (this.#closing) throw new EffectivelyError(ErrorCodes.EFF_CLOSED, 'producer is closed');
+    // A record Kafka cannot carry is refused before anything is sent (EFF_INVALID_EVENT, not retryable).
+    const topicMessages = groupByTopic(records);
     await this.connect();
     try {
       // sendBatch keeps each topic's messages in the order given; with idempotence the broker keeps it too.
-      await this.#client.sendBatch({ topicMessages: groupByTopic(records) });
+      await this.#client.sendBatch({ topicMessages });
     } catch (error) {
       throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `kafka send failed: ${(error as Error).message}`, {
         retryable: true,

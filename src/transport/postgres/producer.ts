@@ -1,12 +1,27 @@
 import type { Db, Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
+import { isStorable } from '../../db/storable.ts';
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import { keyId, keyText } from '../key.ts';
 import type { OutgoingRecord, Producer } from '../port.ts';
 import { encodeHeaders, partitionOf } from './codec.ts';
 
-/** The log keeps keys as text (a record keyed by bytes elsewhere keeps their UTF-8 reading here). */
+/** A key's text when it is lossless UTF-8 without NUL (the `key` column), else null: then its bytes are kept. */
 function textKey(key: string | Buffer | null): string | null {
-  return typeof key === 'string' || key === null ? key : key.toString('utf8');
+  if (key === null) return null;
+  return typeof key === 'string' ? (!isStorable(key) ? null : key) : keyText(key);
+}
+
+/** The key's bytes when it cannot be kept as text (the `key_bytes` column). */
+function bytesKey(key: string | Buffer | null): Buffer | null {
+  if (key === null || textKey(key) !== null) return null;
+  return typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
+}
+
+/** What the partitioner hashes: the text, or the base64 of bytes that are not text. */
+function partitionKey(key: string | Buffer | null): string | null {
+  const bytes = bytesKey(key);
+  return bytes === null ? textKey(key) : keyId(bytes);
 }
 
 import type { ResolvedPostgresOptions } from './options.ts';
@@ -54,7 +69,7 @@ export class PostgresProducer implements Producer {
           partitions = rows[0]!.partitions;
           this.#partitions.set(record.topic, partitions);
         }
-        const partition = partitionOf(textKey(record.key), partitions);
+        const partition = partitionOf(partitionKey(record.key), partitions);
         const id = `${record.topic}\u0000${String(partition).padStart(6, '0')}`;
         const group = groups.get(id) ?? { topic: record.topic, partition, records: [] };
         group.records.push(record);
@@ -76,6 +91,7 @@ export class PostgresProducer implements Producer {
           batch.map((record) => textKey(record.key)),
           batch.map((record) => encodeHeaders(record.headers)),
           batch.map((record) => record.value),
+          batch.map((record) => bytesKey(record.key)),
         ]);
       }
     }
