@@ -8,7 +8,13 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-home=${PG_HOME_DIR:-$root/.postgres}
+default_home=$root/.postgres
+# As root the server runs as `postgres`, which may not reach a private checkout (a mktemp -d is 0700): then the
+# cluster lives in a directory of its own under /tmp, named after the checkout.
+if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$root" 2>/dev/null; then
+  default_home=/tmp/effectively-postgres-$(printf '%s' "$root" | cksum | cut -d' ' -f1)
+fi
+home=${PG_HOME_DIR:-$default_home}
 data=$home/data
 logfile=$home/server.log
 port=${PG_PRIVATE_PORT:-55432}
@@ -23,7 +29,7 @@ log() { echo "postgres.sh: $*" >&2; }
 
 # Runs a server binary as the cluster's owner: `postgres` when we are root, ourselves otherwise.
 as_owner() {
-  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 running() { [ -f "$data/postmaster.pid" ] && as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
