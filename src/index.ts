@@ -4,6 +4,7 @@
 export {
   type CircuitBreaker,
   type CircuitBreakerOptions,
+  type CircuitPermit,
   type CircuitState,
   type CircuitStateChange,
   createCircuitBreaker,
@@ -91,9 +92,12 @@ export {
   encodeEvent,
   encodeEventAs,
   eventIdOfRecord,
+  eventKeyOfRecord,
+  eventSourceOfRecord,
   modeFor,
 } from './envelope/cloudevents.ts';
 export { createEvent, type Event, type NewEvent } from './envelope/event.ts';
+export { dedupKey, dedupKeyOf } from './envelope/identity.ts';
 export { type DataEncoding, structuredContentType } from './envelope/structured.ts';
 export { isUuid, uuidv7 } from './envelope/uuidv7.ts';
 // errors
@@ -109,7 +113,16 @@ export type { FaultInjector, FaultPoint } from './observability/faults.ts';
 export { type Logger, silentLogger, stderrLogger } from './observability/logger.ts';
 // outbox
 export { createOutbox, type Outbox, type OutboxOptions } from './outbox/outbox.ts';
-export { createRelay, type Relay, type RelayOptions } from './outbox/relay.ts';
+export {
+  discardRefused,
+  listRefused,
+  type RefusedOptions,
+  type RefusedRow,
+  type RefusedSelection,
+  retryRefused,
+} from './outbox/refused.ts';
+export { createRelay, type RefusedEvent, type Relay, type RelayOptions } from './outbox/relay.ts';
+export { changeShards } from './outbox/shards-setting.ts';
 // schema: offline compatibility checks
 export {
   type CompatibilityInput,
