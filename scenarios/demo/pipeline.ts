@@ -82,10 +82,10 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
   }
 
   function startRelay(): Relay {
-    // Each relay owns its producer (a relay closes what it was given).
+    // Each relay owns its producers (it closes them, and replaces one that failed fatally).
     const relay = createRelay({
       db,
-      producer: transport.producer(),
+      producerFactory: () => transport.producer(),
       schema,
       pollIntervalMs: 20,
       errorBackoffMs: 50,

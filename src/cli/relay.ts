@@ -6,9 +6,10 @@ import { kafkaTransport } from '../transport/kafka/transport.ts';
 /** effectively relay [--schema s] [--shards n]: runs until SIGINT/SIGTERM. */
 export async function relayCommand(db: Db, schema: string, shards: number | undefined): Promise<void> {
   await migrate(db, { schema });
+  const transport = kafkaTransport();
   const relay = createRelay({
     db,
-    producer: kafkaTransport().producer({ clientId: 'effectively-relay' }),
+    producerFactory: () => transport.producer({ clientId: 'effectively-relay' }),
     schema,
     ...(shards === undefined ? {} : { shards }),
     onPublished: (count) => console.log(`relay: published ${count}`),
