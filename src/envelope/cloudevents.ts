@@ -10,6 +10,7 @@ import {
   peekAttribute,
 } from './structured.ts';
 import { isUuid } from './uuidv7.ts';
+import { parseVersion } from './version.ts';
 
 /**
  * CloudEvents 1.0, Kafka protocol binding, binary content mode: attributes travel as `ce_*` headers, the record value
@@ -108,8 +109,8 @@ export function decodeEvent(record: IncomingRecord): Event {
   }
   if (!type || !source) throw decodeFailed(ErrorCodes.EFF_INVALID_EVENT, 'missing ce_type or ce_source', record);
   const versionText = header(record, 'ce_version');
-  const version = versionText === undefined ? undefined : Number(versionText);
-  if (version !== undefined && !Number.isSafeInteger(version)) {
+  const version = parseVersion(versionText);
+  if (version === null) {
     throw decodeFailed(ErrorCodes.EFF_INVALID_EVENT, `ce_version \`${versionText}\` is not an integer`, record);
   }
   let data: unknown = null;

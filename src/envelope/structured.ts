@@ -3,6 +3,7 @@ import type { IncomingRecord, OutgoingRecord } from '../transport/port.ts';
 import { decodeFailed } from './cloudevents.ts';
 import type { Event } from './event.ts';
 import { canonicalId, identityProblem } from './identity.ts';
+import { parseVersion } from './version.ts';
 
 /**
  * CloudEvents 1.0, Kafka protocol binding, **structured** content mode: the record's `content-type` header is
@@ -166,8 +167,8 @@ export function decodeStructured(record: IncomingRecord): Event {
     const problem = identityProblem(value);
     if (problem !== undefined) throw invalid(`${name} ${problem}`);
   }
-  const version = typeof doc.version === 'string' && doc.version !== '' ? Number(doc.version) : doc.version;
-  if (version !== undefined && !(typeof version === 'number' && Number.isSafeInteger(version))) {
+  const version = parseVersion(doc.version);
+  if (version === null) {
     throw invalid(`version \`${String(doc.version)}\` is not an integer`);
   }
   if (doc.time !== undefined && typeof doc.time !== 'string') throw invalid('time is not a string');
