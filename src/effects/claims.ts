@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
+import { storableText } from '../db/storable.ts';
 import type { PendingEffect } from './provider.ts';
 
 /** A claimed effect and the lease it was claimed under (only that lease records a failure). */
@@ -26,18 +27,6 @@ const files = {
 };
 
 const maxError = 2000;
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what must be found
-const nul = /\u0000/g;
-const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-/**
- * What a text column accepts: NUL written as `\0`, a lone surrogate as U+FFFD. The same rule as `storableText` of
- * src/db/storable.ts, which was not committed yet when this was written: use it once it is.
- */
-function storableText(text: string): string {
-  return text.replace(nul, '\\0').replace(loneSurrogate, '\uFFFD');
-}
 
 /** Text from a provider (an error, a reference) made storable: NUL in a text column failed every update, for ever. */
 function clip(text: string): string {
