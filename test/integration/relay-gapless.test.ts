@@ -9,36 +9,16 @@ import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
-import { KafkaJS } from '../../src/transport/kafka/client.ts';
-import { defaultBrokers } from '../../src/transport/kafka/config.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
-import { eventually, freshSchema, randomName } from '../support/fixtures.ts';
+import { eventually, freshSchema } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
+import { smallTopic } from '../support/small-topic.ts';
 
 /** Relays K small, K 300 KB, K small, K small, then 20 others, one record per batch; returns K's order on the topic. */
 async function run(t: import('node:test').TestContext, rdkafka: Record<string, string | number | boolean>) {
   const { db, schema } = await freshSchema(t);
-  const kafka = new KafkaJS.Kafka({
-    kafkaJS: { brokers: defaultBrokers(), clientId: 'effectively-test', logLevel: KafkaJS.logLevel.ERROR },
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  const topic = randomName('split').replace('_', '-');
-  await admin.createTopics({
-    topics: [
-      {
-        topic,
-        numPartitions: 1,
-        replicationFactor: 1,
-        configEntries: [{ name: 'max.message.bytes', value: '100000' }],
-      },
-    ],
-  });
-  t.after(async () => {
-    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
-    await admin.disconnect();
-  });
+  const topic = await smallTopic(t, { maxMessageBytes: 100_000, prefix: 'split' });
   const event = (key: string, n: number, pad = 0) =>
     createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
   const outbox = createOutbox({ schema });

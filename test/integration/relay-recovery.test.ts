@@ -10,13 +10,12 @@ import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { listRefused } from '../../src/outbox/refused.ts';
 import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
-import { KafkaJS } from '../../src/transport/kafka/client.ts';
-import { defaultBrokers } from '../../src/transport/kafka/config.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import type { OutgoingRecord, Producer } from '../../src/transport/port.ts';
-import { eventually, freshSchema, freshTopic, randomName } from '../support/fixtures.ts';
+import { eventually, freshSchema, freshTopic } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
+import { smallTopic } from '../support/small-topic.ts';
 import { tcpProxy } from '../support/tcp-proxy.ts';
 
 const noop = () => undefined;
@@ -114,26 +113,7 @@ test('the database drops while a chunk is sent: the prefetched read rejects hand
 /** A topic whose limit refuses big records, and a transport whose producers treat any refusal as fatal (gapless). */
 async function gaplessSetup(t: import('node:test').TestContext) {
   const { db, schema } = await freshSchema(t);
-  const kafka = new KafkaJS.Kafka({
-    kafkaJS: { brokers: defaultBrokers(), clientId: 'effectively-test', logLevel: KafkaJS.logLevel.ERROR },
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  const topic = randomName('gapless').replace('_', '-');
-  await admin.createTopics({
-    topics: [
-      {
-        topic,
-        numPartitions: 1,
-        replicationFactor: 1,
-        configEntries: [{ name: 'max.message.bytes', value: '100000' }],
-      },
-    ],
-  });
-  t.after(async () => {
-    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
-    await admin.disconnect();
-  });
+  const topic = await smallTopic(t, { maxMessageBytes: 100_000, prefix: 'gapless' });
   // enable.gapless.guarantee: a record refused for good raises librdkafka's fatal error; the producer then fails
   // every later send with ERR__FATAL (-150) until it is replaced. A real fatal error, on the real broker.
   const transport = kafkaTransport({ clientId: 'effectively-test', rdkafka: { 'enable.gapless.guarantee': true } });

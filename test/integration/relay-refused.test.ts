@@ -11,38 +11,12 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { classifySendFailure } from '../../src/outbox/refusal.ts';
 import { discardRefused, listRefused, retryRefused } from '../../src/outbox/refused.ts';
 import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
-import { KafkaJS } from '../../src/transport/kafka/client.ts';
-import { defaultBrokers } from '../../src/transport/kafka/config.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
-import { eventually, freshSchema, randomName } from '../support/fixtures.ts';
+import { eventually, freshSchema } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
-
-/** A topic of its own whose broker-side limit is `maxMessageBytes` (the library's admin sets no topic configs). */
-async function smallTopic(t: import('node:test').TestContext, maxMessageBytes: number): Promise<string> {
-  const kafka = new KafkaJS.Kafka({
-    kafkaJS: { brokers: defaultBrokers(), clientId: 'effectively-test', logLevel: KafkaJS.logLevel.ERROR },
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  const topic = randomName('small').replace('_', '-');
-  await admin.createTopics({
-    topics: [
-      {
-        topic,
-        numPartitions: 3,
-        replicationFactor: 1,
-        configEntries: [{ name: 'max.message.bytes', value: String(maxMessageBytes) }],
-      },
-    ],
-  });
-  t.after(async () => {
-    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
-    await admin.disconnect();
-  });
-  return topic;
-}
+import { smallTopic } from '../support/small-topic.ts';
 
 /** The issue's shape: key K small, K 300 KB, K small, then 300 small events of other keys, in one transaction. */
 function issueShape(topic: string) {
@@ -87,7 +61,7 @@ function capture(): Logger & { errors: string[] } {
 test('a row bigger than its topic allows is set aside with its code, the other 300 flow, and K waits behind it', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const topic = await smallTopic(t, 100_000);
+  const topic = await smallTopic(t, { maxMessageBytes: 100_000, partitions: 3 });
   await enqueue(db, schema, issueShape(topic));
   const transport = kafkaTransport({ clientId: 'effectively-test' });
   const refused: RefusedEvent[] = [];
@@ -143,7 +117,7 @@ test('a row bigger than its topic allows is set aside with its code, the other 3
 
 test('naive twin: the whole chunk, sent again as the old relay did, is refused every time and never completes', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const topic = await smallTopic(t, 100_000);
+  const topic = await smallTopic(t, { maxMessageBytes: 100_000, partitions: 3 });
   const transport = kafkaTransport({ clientId: 'effectively-test' });
   const producer = transport.producer();
   t.after(() => producer.close());
