@@ -91,9 +91,10 @@ export function schemaCommand(args: string[]): number {
 }
 
 function parse(args: string[]) {
-  return parseArgs({
+  const parsed = parseArgs({
     args,
     allowPositionals: true,
+    tokens: true,
     options: {
       format: { type: 'string' },
       level: { type: 'string', default: 'BACKWARD' },
@@ -101,4 +102,17 @@ function parse(args: string[]) {
       new: { type: 'string' },
     },
   });
+  // `--old a.avsc b.avsc` (the usage line's form) as well as repeated `--old`: a positional right after `--old`'s
+  // value, before the next option, is one more old file.
+  const old = [...(parsed.values.old ?? [])];
+  const positionals: string[] = [];
+  let afterOld = false;
+  for (const token of parsed.tokens) {
+    if (token.kind === 'option') afterOld = token.name === 'old';
+    else if (token.kind === 'positional') {
+      if (afterOld) old.push(token.value);
+      else positionals.push(token.value);
+    } else afterOld = false;
+  }
+  return { values: { ...parsed.values, old }, positionals };
 }

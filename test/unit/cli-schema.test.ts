@@ -81,6 +81,13 @@ test('several --old files: the plain level checks the last, the transitive one a
     'BACKWARD vs v1.avsc: field `b` added without a default: old data cannot be read',
     'schema check: INCOMPATIBLE, 1 violation (level BACKWARD_TRANSITIVE, avro, against 2 old schemas)',
   ]);
+  // The usage line's form, `--old a b`, means the same as repeated --old (it exited 2 before).
+  const listed = await run('check', '--level', 'BACKWARD_TRANSITIVE', '--old', v1, v2, '--new', v3);
+  assert.deepEqual(listed, transitive);
+  const listedLast = await run('check', '--new', v3, '--level', 'BACKWARD', '--old', v1, v2);
+  assert.deepEqual(listedLast, plain);
+  // A stray positional that follows no --old is still a usage error.
+  assert.equal((await run('check', v1, '--new', v3)).code, 2);
 });
 
 test('usage errors and unreadable or invalid schema files exit 2 with a clear message', async () => {
