@@ -1,5 +1,4 @@
 import type { Logger } from '../../observability/logger.ts';
-import { KafkaJS } from './client.ts';
 
 /** The levels the Kafka client may log at; it drops anything below the one chosen. */
 export type KafkaClientLogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -23,12 +22,11 @@ export interface ClientLogOptions {
   now?: () => number;
 }
 
-export const clientLogLevels: Record<KafkaClientLogLevel, number> = {
-  error: KafkaJS.logLevel.ERROR,
-  warn: KafkaJS.logLevel.WARN,
-  info: KafkaJS.logLevel.INFO,
-  debug: KafkaJS.logLevel.DEBUG,
-};
+/**
+ * The client's `KafkaJS.logLevel` values, written out so that importing this file does not load the client (a test
+ * compares them with the client's own).
+ */
+export const clientLogLevels: Record<KafkaClientLogLevel, number> = { error: 1, warn: 2, info: 3, debug: 4 };
 
 /** Distinct messages remembered at most; the oldest is forgotten first (a forgotten one is logged again at once). */
 const maxRemembered = 1000;

@@ -1,15 +1,19 @@
 import { stderrLogger } from '../../observability/logger.ts';
 import type { Admin, Consumer, ConsumerOptions, Producer, Transport } from '../port.ts';
 import { KafkaAdmin } from './admin.ts';
-import { KafkaJS } from './client.ts';
+import { loadKafkaClient } from './client.ts';
 import { defaultBrokers, type KafkaTransportOptions, validateKafkaOptions } from './config.ts';
 import { KafkaConsumer } from './consumer.ts';
 import { clientLogger, clientLogLevels } from './log.ts';
 import { KafkaProducer } from './producer.ts';
 
-/** The Kafka transport: the engine at scale. */
+/**
+ * The Kafka transport: the engine at scale. Loads the Kafka client (an optional peer dependency) here and only here;
+ * without it this throws `EFF_KAFKA_CLIENT_UNAVAILABLE`, saying what to install.
+ */
 export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
   validateKafkaOptions(options);
+  const { KafkaJS } = loadKafkaClient();
   const brokers = options.brokers ?? defaultBrokers();
   const rdkafka = options.rdkafka ?? {};
   const level = options.clientLogLevel ?? 'warn';
