@@ -21,6 +21,8 @@ export interface DlqArgs {
   json: boolean;
   dryRun: boolean;
   force?: boolean;
+  /** `redrive` without a filter redrives every group's letters: it asks for this flag. */
+  all?: boolean;
 }
 
 const statuses = new Set(['dead', 'redriven', 'discarded']);
@@ -113,6 +115,13 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
       return letters.length > 0 ? 0 : 1;
     }
     case 'redrive': {
+      const selected = ['consumer', 'topic', 'code', 'ids', 'since', 'until'].some((name) => name in filter);
+      if (!selected && !args.all && !args.dryRun) {
+        console.error(
+          "dlq: redrive with no filter would redrive every group's dead letters: select them (--consumer, --topic, --code, --ids, --since, --until), look first (--dry-run), or say --all",
+        );
+        return 2;
+      }
       const transport: Transport =
         args.transport === 'postgres' ? postgresTransport({ db, schema: args.schema }) : kafkaTransport();
       const producer = transport.producer({ clientId: 'effectively-dlq' });
@@ -172,7 +181,7 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
     }
     default:
       console.error(
-        'usage: effectively dlq list|show|redrive|discard [--consumer g] [--topic t] [--code c] [--ids 1,2] [--status s] [--since t] [--until t] [--limit n] [--transport kafka|postgres] [--dry-run] [--force] [--json]',
+        'usage: effectively dlq list|show|redrive|discard [--consumer g] [--topic t] [--code c] [--ids 1,2] [--status s] [--since t] [--until t] [--limit n] [--transport kafka|postgres] [--dry-run] [--force] [--all] [--json]',
       );
       return 2;
   }

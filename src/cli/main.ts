@@ -14,7 +14,8 @@ const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_
   schema check --format avro|json --level L --old f... --new f   offline compatibility check (no database)
   dlq list|show|redrive|discard [filters]      dead letters: --consumer --topic --code --ids --status --since
                                                --until --limit, --transport kafka|postgres (redrive), --dry-run,
-                                               --force (redrive beyond the dedup retention), --json
+                                               --force (redrive beyond the dedup retention), --json;
+                                               redrive with no filter asks for --all
   sender  --url u [--schema s] [--kinds a,b] [--rate n] [--concurrency n] [--body envelope|payload] [--lookup]
                                                POST due effects to u (httpProvider) until SIGINT/SIGTERM
   effects list [--status s] [--kind k] [--limit n] [--json] | revive --ids a,b   the effects ledger`;
@@ -36,6 +37,7 @@ const { values, positionals } = parseArgs({
     since: { type: 'string' },
     until: { type: 'string' },
     force: { type: 'boolean', default: false },
+    all: { type: 'boolean', default: false },
     transport: { type: 'string', default: 'kafka' },
     json: { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
@@ -66,6 +68,7 @@ try {
       since: values.since,
       until: values.until,
       force: values.force,
+      all: values.all,
       transport: values.transport,
       json: values.json,
       dryRun: values['dry-run'],

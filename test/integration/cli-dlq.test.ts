@@ -50,7 +50,10 @@ test('dlq list, redrive --dry-run, redrive and discard from the command line', a
   assert.equal(JSON.parse(dry.stdout).length, 1);
   assert.equal((await transport.admin().endOffsets('orders'))[0]?.offset, '0', 'a dry run sends nothing');
 
-  const redriven = await run('dlq', 'redrive', '--schema', schema, '--transport', 'postgres', '--json');
+  const unfiltered = await run('dlq', 'redrive', '--schema', schema, '--transport', 'postgres', '--json');
+  assert.equal(unfiltered.code, 2, 'no filter, no --all: refused');
+  assert.equal((await transport.admin().endOffsets('orders'))[0]?.offset, '0', 'a refused redrive sends nothing');
+  const redriven = await run('dlq', 'redrive', '--schema', schema, '--transport', 'postgres', '--all', '--json');
   assert.equal(JSON.parse(redriven.stdout).length, 1);
   assert.equal((await transport.admin().endOffsets('orders'))[0]?.offset, '1');
   const [logged] = (await db.query<{ headers: Record<string, string> }>(`SELECT headers FROM ${schema}.log_records`))

@@ -73,7 +73,7 @@ test('cli slips: a redrive stopped by SIGINT exits non-zero', async (t) => {
   const { db, schema } = await freshSchema(t);
   await keepLetters(db, schema, 2);
   const { result, out } = await captured(async () => {
-    const running = dlqCommand(db, 'redrive', { ...dlqArgs(schema), transport: 'postgres' });
+    const running = dlqCommand(db, 'redrive', { ...dlqArgs(schema), transport: 'postgres', all: true });
     process.emit('SIGINT'); // the command's own handler is installed before its first await
     return running;
   });
@@ -148,4 +148,18 @@ test('cli slips: pgDb().listen uses the settings of a pool built from fields', a
     10_000,
     'a notification',
   );
+});
+
+test('cli slips: redrive with no filter redrives nothing unless told --all', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  await keepLetters(db, schema, 2);
+  const refused = await captured(() => dlqCommand(db, 'redrive', { ...dlqArgs(schema), transport: 'postgres' }));
+  assert.equal(refused.result, 2);
+  assert.match(refused.out, /every group's dead letters.*--all/);
+  assert.equal((await deadLetterStore({ schema }).list(db, { status: 'dead' })).length, 2, 'nothing redriven');
+  const all = await captured(() => dlqCommand(db, 'redrive', { ...dlqArgs(schema), transport: 'postgres', all: true }));
+  assert.equal(all.result, 0, all.out);
+  assert.match(all.out, /dlq: redriven 2/);
+  assert.equal((await deadLetterStore({ schema }).list(db, { status: 'dead' })).length, 0);
 });
