@@ -44,3 +44,12 @@ export function isContention(error: unknown): boolean {
   const state = sqlState(error);
   return state !== undefined && contentionStates.has(state);
 }
+
+/**
+ * Whether a failure says this member no longer holds the partition (the embedded transport's `EFF_LEASE_LOST`): no
+ * record's fault and nothing to retry here; the work on that partition stops and its next holder starts from the
+ * committed offset.
+ */
+export function isLeaseLost(error: unknown): boolean {
+  return error instanceof EffectivelyError && error.code === ErrorCodes.EFF_LEASE_LOST;
+}

@@ -18,7 +18,7 @@ import type {
 } from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
 import { createApplier, type Decoded, HandlerFailure } from './apply.ts';
-import { isContention, isPermanent, outageProbe } from './classify.ts';
+import { isContention, isLeaseLost, isPermanent, outageProbe } from './classify.ts';
 import { createDrainer } from './key-order/drain.ts';
 import { KeyOrder } from './key-order/key-order.ts';
 import type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
@@ -249,11 +249,11 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       try {
         outcomes = await applyRange(range, control.signal);
       } catch (caught) {
-        if (
-          await waitOutside(items[start]!.record, caught instanceof HandlerFailure ? caught.error : caught, control)
-        ) {
-          return false;
-        }
+        const error = caught instanceof HandlerFailure ? caught.error : caught;
+        // The partition is no longer this member's (or the consumer stops): no attempt counted, nothing forwarded or
+        // dead-lettered; whoever holds the partition next starts from the committed offset.
+        if (isLeaseLost(error) || control.signal.aborted) return false;
+        if (await waitOutside(items[start]!.record, error, control)) return false;
         // A failure of a statement the whole range shares (the dedup claim, a COMMIT that answered ROLLBACK, the
         // offset) is no record's own: the range is split until the failure is pinned on one record, so no innocent
         // record is counted an attempt (or dead-lettered) for it.

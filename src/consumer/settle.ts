@@ -5,6 +5,7 @@ import { errorFields, type Logger } from '../observability/logger.ts';
 import { fullJitter, sleep } from '../observability/sleep.ts';
 import type { Consumer, IncomingRecord, Producer } from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
+import { isLeaseLost } from './classify.ts';
 import type { KeyOrder } from './key-order/key-order.ts';
 import type { ConsumerOptions } from './options.ts';
 import { originalOf, type RetryTopics } from './retry-topics.ts';
@@ -72,6 +73,11 @@ export class Settler {
         });
         break;
       } catch (error) {
+        if (isLeaseLost(error)) {
+          // This member no longer holds the partition: its next holder settles the record again.
+          logger.info('lease lost while recording a failed record; partition dropped', errorFields(error));
+          return false;
+        }
         logger.warn('could not record a failed record; retrying', errorFields(error));
         await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
       }
@@ -86,7 +92,10 @@ export class Settler {
       .transportConsumer()
       .commit([positionAfter(record)])
       .catch((error: unknown) => {
-        this.ctx.logger.warn('offset commit failed; records may be redelivered (deduplicated)', errorFields(error));
+        // A commit refused for a lost lease: the partition's next holder redelivers from the committed offset.
+        if (isLeaseLost(error)) this.ctx.logger.info('offset commit refused: lease lost', errorFields(error));
+        else
+          this.ctx.logger.warn('offset commit failed; records may be redelivered (deduplicated)', errorFields(error));
       });
   }
 

@@ -60,7 +60,7 @@ async function open(t: TestContext, kind: 'PGlite' | 'server'): Promise<World | 
  */
 type Slow = (n: number, tx: Queryable, record: { topic: string; partition: number }) => Promise<void>;
 
-function member(world: World, topic: string, group: string, handler: Slow, inPlace = false) {
+function member(world: World, topic: string, group: string, handler: Slow, inPlace: false | number = false) {
   const db = world.member();
   const consumer = createConsumer({
     db,
@@ -69,7 +69,8 @@ function member(world: World, topic: string, group: string, handler: Slow, inPla
     topics: [topic],
     schema: world.schema,
     logger: silentLogger,
-    ...(inPlace ? { maxAttempts: 1, maxBatchSize: 1 } : { retryTopics: { delaysMs: [300] } }),
+    ...(inPlace ? { maxAttempts: inPlace, maxBatchSize: 1, retry: { baseMs: 50, capMs: 100 } } : {}),
+    ...(inPlace ? {} : { retryTopics: { delaysMs: [300] } }),
     handler: async (event, { tx, record }) => {
       const n = (event.data as { n: number }).n;
       await handler(n, tx, record);
@@ -227,13 +228,52 @@ for (const kind of ['PGlite', 'server'] as const) {
           ).rowCount!;
         },
         // One record per transaction, in place, one attempt: a refusal blamed on record 1 would dead-letter it.
-        true,
+        1,
       );
       t.after(() => consumer.close());
       await consumer.start();
       await eventually(async () => (await appliedOf(world, db)).length >= 3, 30_000, 'three applied');
       await consumer.close();
       assert.equal(stolen, 1, 'the lease was taken during the batch');
+      assert.deepEqual(await appliedOf(world, db), range(3));
+      assert.deepEqual(await moved(world, db, topic), { forwarded: 0, deadLetters: 0 });
+    });
+
+    test('a lost lease counts no attempt: a record that then fails once is retried, not dead-lettered', async (t) => {
+      const world = await open(t, kind);
+      if (!world) return;
+      const db = world.member();
+      await db.query(`CREATE TABLE ${world.schema}.applied (n int NOT NULL)`);
+      const topic = randomName('steal').replace('_', '-');
+      const group = randomName('g');
+      await world
+        .transport(db)
+        .admin()
+        .createTopics([{ topic, partitions: 1 }]);
+      await produce(world, db, topic, 3);
+      let calls = 0;
+      const consumer = member(
+        world,
+        topic,
+        group,
+        async (n, tx) => {
+          if (n !== 1) return;
+          calls += 1;
+          // First call: another member takes the partition before the commit (the refusal is no failure of record 1).
+          if (calls === 1) {
+            await tx.query(`UPDATE ${world.schema}.log_leases SET member_id = 'thief' WHERE group_id = $1`, [group]);
+          }
+          // Second call: a real failure, the first and only one counted; the third call succeeds.
+          if (calls === 2) throw new Error('fails once');
+        },
+        // Two attempts in place: a lost lease counted as an attempt would make the real failure the last one.
+        2,
+      );
+      t.after(() => consumer.close());
+      await consumer.start();
+      await eventually(async () => (await appliedOf(world, db)).length >= 3, 30_000, 'three applied');
+      await consumer.close();
+      assert.equal(calls, 3, 'lease lost, one real failure, then applied');
       assert.deepEqual(await appliedOf(world, db), range(3));
       assert.deepEqual(await moved(world, db, topic), { forwarded: 0, deadLetters: 0 });
     });
