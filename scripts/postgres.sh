@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # A private PostgreSQL cluster the project starts itself (the chaos kit and tests restart it; the machine's shared server
 # on 5432 is never touched).
-# usage: scripts/postgres.sh start|stop|restart|status|url|logs
-# Data and log live in .postgres/ (override with PG_HOME_DIR, git-ignored). Listens on 127.0.0.1:55432 (PG_PRIVATE_PORT),
-# trust auth, user postgres, database postgres. Uses the Debian server binaries (PG_BIN, default the newest
-# /usr/lib/postgresql/*/bin). As root, the server runs as the `postgres` user (PostgreSQL refuses to run as root).
+# usage: scripts/postgres.sh start|stop|restart|status|url|port|logs
+# Data and log live in .postgres/ (override with PG_HOME_DIR, git-ignored). Listens on 127.0.0.1:55432 (PG_PRIVATE_PORT)
+# unless that port is taken by another process (a cluster of another checkout, a stale one): then `start` takes the
+# next free port and records it in $home/port, so `url` always names the running cluster. Trust auth, user postgres,
+# database postgres. Uses the Debian server binaries (PG_BIN, default the newest /usr/lib/postgresql/*/bin). As root,
+# the server runs as the `postgres` user (PostgreSQL refuses to run as root).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +19,8 @@ fi
 home=${PG_HOME_DIR:-$default_home}
 data=$home/data
 logfile=$home/server.log
-port=${PG_PRIVATE_PORT:-55432}
+port_file=$home/port
+wanted_port=${PG_PRIVATE_PORT:-55432}
 bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
 
 log() { echo "postgres.sh: $*" >&2; }
@@ -34,17 +37,35 @@ as_owner() {
 
 running() { [ -f "$data/postmaster.pid" ] && as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
 
+# The port of this cluster: the running server's (line 4 of postmaster.pid), else the one recorded at its last start.
+current_port() {
+  local p=""
+  if running; then p=$(sed -n 4p "$data/postmaster.pid" 2>/dev/null || true); fi
+  [ -n "$p" ] || p=$(cat "$port_file" 2>/dev/null || true)
+  echo "${p:-$wanted_port}"
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# The wanted port, or the next free one above it when another process holds it.
+free_port() {
+  local p
+  for p in $(seq "$wanted_port" $((wanted_port + 200))); do
+    if ! port_open "$p"; then echo "$p"; return 0; fi
+  done
+  log "no free port in $wanted_port..$((wanted_port + 200))"
+  exit 1
+}
+
 init() {
   if [ -f "$data/PG_VERSION" ]; then return 0; fi
-  mkdir -p "$home"
-  [ "$(id -u)" -eq 0 ] && chown postgres: "$home"
   log "initdb into $data"
   as_owner "$bin/initdb" -D "$data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$home/initdb.log" 2>&1 \
     || { log "initdb failed:"; cat "$home/initdb.log" >&2; exit 1; }
-  # Small settings for a 2-core machine shared with Kafka and the tests; the socket stays in our own directory.
+  # Small settings for a 2-core machine shared with Kafka and the tests; the socket stays in our own directory. The
+  # port is given at each start (it may change when the usual one is taken).
   cat >>"$data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
-port = $port
 unix_socket_directories = '$home'
 max_connections = 100
 shared_buffers = 64MB
@@ -53,11 +74,26 @@ logging_collector = off
 CONF
 }
 
+# Two starts at once (two tests, two checkouts) must neither start one cluster twice nor pick the same free port.
+lock() {
+  mkdir -p "$home"
+  [ "$(id -u)" -eq 0 ] && chown postgres: "$home"
+  exec 9>"$home/.lock"
+  flock -w 120 9 || { log "could not lock $home/.lock"; exit 1; }
+  exec 8>/tmp/effectively-postgres-ports.lock
+  flock -w 120 8 || { log "could not lock /tmp/effectively-postgres-ports.lock"; exit 1; }
+}
+
 start() {
-  if running; then log "already running on 127.0.0.1:$port"; return 0; fi
+  lock
+  if running; then log "already running on 127.0.0.1:$(current_port)"; return 0; fi
   init
+  local port
+  port=$(free_port)
+  [ "$port" = "$wanted_port" ] || log "127.0.0.1:$wanted_port is taken by another process; using $port"
+  echo "$port" >"$port_file"
   [ "$(id -u)" -eq 0 ] && { touch "$logfile"; chown postgres: "$logfile"; }
-  as_owner "$bin/pg_ctl" -D "$data" -l "$logfile" -w -t "${PG_START_TIMEOUT:-60}" start >/dev/null \
+  as_owner "$bin/pg_ctl" -D "$data" -l "$logfile" -o "-p $port" -w -t "${PG_START_TIMEOUT:-60}" start >/dev/null 8>&- 9>&- \
     || { log "start failed; last log lines:"; tail -n 30 "$logfile" >&2; exit 1; }
   log "started on 127.0.0.1:$port"
 }
@@ -70,7 +106,7 @@ stop() {
 }
 
 status() {
-  if running; then echo "running port=$port data=$data"; return 0; fi
+  if running; then echo "running port=$(current_port) data=$data"; return 0; fi
   echo "stopped"
   return 1
 }
@@ -80,7 +116,8 @@ case "${1:-}" in
   stop) stop ;;
   restart) stop; start ;;
   status) status ;;
-  url) echo "postgres://postgres@127.0.0.1:$port/postgres" ;;
+  url) echo "postgres://postgres@127.0.0.1:$(current_port)/postgres" ;;
+  port) current_port ;;
   logs) tail -n "${2:-100}" "$logfile" ;;
-  *) echo "usage: $0 start|stop|restart|status|url|logs" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|restart|status|url|port|logs" >&2; exit 2 ;;
 esac

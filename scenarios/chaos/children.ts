@@ -22,6 +22,19 @@ interface Child {
   /** The child said it is up: its crash switch listens for SIGUSR2 (before that, SIGUSR2 would just end it). */
   ready: boolean;
   frozen: boolean;
+  /** When the parent spawned it, and when it said it had loaded its code, was up, and first applied an event. */
+  at: { spawned: number; loaded?: number; ready?: number; applied?: number };
+  /** It replaces a child the kit killed at this time: its first applied event ends a recovery. */
+  recovering?: number | undefined;
+}
+
+/** One kill of a role and how long until the process that replaced it applied (consumer) or published (relay). */
+export interface Recovery {
+  role: Role;
+  /** Seconds from the kill to the successor's first applied event or published row. */
+  seconds: number;
+  /** Where they went: kill to spawn, spawn to code loaded (node, tsx, imports), loaded to started, started to applied. */
+  phases: { respawn: number; load: number; start: number; firstApply: number };
 }
 
 export interface Children {
@@ -38,6 +51,10 @@ export interface Children {
   /** Exits that were not the kit's kills nor a finished writer: a child that crashed (restarted all the same). */
   readonly crashes: number;
   readonly killsAt: Record<string, number>;
+  /** Every measured recovery (a kill whose successor applied or published something before it was itself killed). */
+  readonly recoveries: Recovery[];
+  /** Kills whose successor was killed (or the run ended) before it applied anything: no recovery measured. */
+  readonly unmeasured: number;
 }
 
 const alive = (child: Child) => child.process.exitCode === null && child.process.signalCode === null;
@@ -50,11 +67,38 @@ export function chaosChildren(
   const children = new Map<Role, Child>();
   const killsAt: Record<string, number> = {};
   const firstStart = new Set<Role>();
+  const recoveries: Recovery[] = [];
+  let unmeasured = 0;
   let kills = 0;
   let crashes = 0;
   let finishing = false;
 
-  function spawnChild(role: Role): void {
+  function mark(entry: Child, line: string): void {
+    const now = Date.now();
+    if (line === 'chaos-loaded') entry.at.loaded ??= now;
+    else if (line === 'chaos-ready') {
+      entry.ready = true;
+      entry.at.ready ??= now;
+    } else if (line === 'chaos-applied' && entry.at.applied === undefined) {
+      entry.at.applied = now;
+      if (entry.recovering === undefined) return;
+      const { spawned, loaded = spawned, ready = loaded } = entry.at;
+      const s = (ms: number) => ms / 1000;
+      recoveries.push({
+        role: entry.role,
+        seconds: s(now - entry.recovering),
+        phases: {
+          respawn: s(spawned - entry.recovering),
+          load: s(loaded - spawned),
+          start: s(ready - loaded),
+          firstApply: s(now - ready),
+        },
+      });
+      entry.recovering = undefined;
+    }
+  }
+
+  function spawnChild(role: Role, recovering?: number): void {
     const crashAt = firstStart.has(role) ? undefined : options.crashAt?.[role];
     firstStart.add(role);
     const child = spawn(process.execPath, ['--import', 'tsx', here(`./${role}.ts`)], {
@@ -73,12 +117,14 @@ export function chaosChildren(
       tail: [],
       ready: false,
       frozen: false,
+      at: { spawned: Date.now() },
+      recovering,
       ...(crashAt ? { lastHop: crashAt } : {}),
       exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
     };
     const keep = (chunk: Buffer) => {
       const lines = chunk.toString().split('\n').filter(Boolean);
-      if (lines.includes('chaos-ready')) entry.ready = true;
+      for (const line of lines) if (line.startsWith('chaos-')) mark(entry, line);
       entry.tail.push(...lines);
       entry.tail.splice(0, Math.max(0, entry.tail.length - 30));
     };
@@ -87,6 +133,8 @@ export function chaosChildren(
     children.set(role, entry);
     void entry.exited.then(({ code, signal }) => {
       if (children.get(role) !== entry) return;
+      const killedAt = Date.now();
+      if (entry.recovering !== undefined) unmeasured += 1;
       if (signal === 'SIGKILL' && !finishing) {
         kills += 1;
         const said = entry.tail.findLast((line) => line.startsWith('chaos-crash-at:'));
@@ -98,7 +146,7 @@ export function chaosChildren(
         log(`chaos: ${role} exited with ${code ?? signal}; last lines:\n  ${entry.tail.join('\n  ')}`);
       }
       if (finishing || (role === 'writer' && code === 0)) return;
-      spawnChild(role);
+      spawnChild(role, signal === 'SIGKILL' && role !== 'writer' ? killedAt : undefined);
     });
   }
 
@@ -160,6 +208,13 @@ export function chaosChildren(
     },
     get crashes() {
       return crashes;
+    },
+    recoveries,
+    get unmeasured() {
+      // A successor still alive and waiting for its first event counts too.
+      return (
+        unmeasured + [...children.values()].filter((child) => alive(child) && child.recovering !== undefined).length
+      );
     },
     killsAt,
   };

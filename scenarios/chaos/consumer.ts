@@ -7,12 +7,14 @@ import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { positionAfter } from '../../src/transport/position.ts';
 import { scheduleEmail } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
-import { announceReady, crashSwitch } from './crash.ts';
+import { announce, announceReady, crashSwitch, firstApplied } from './crash.ts';
 import { chaosDb } from './db.ts';
 import { untilUp } from './retry.ts';
 
+announce('loaded');
 const config = configFromEnv();
 const crash = crashSwitch();
+const applied = firstApplied();
 const db = chaosDb();
 const transport = kafkaTransport({ clientId: 'chaos-consumer' });
 const membership = { instanceId: 'chaos-consumer', sessionTimeoutMs: 6000 };
@@ -34,6 +36,7 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
       for (const event of events) await scheduleEmail(tx, config.schema, event);
       crash('consumer:before-db-commit');
     });
+    applied();
     crash('consumer:after-db-commit');
     if (config.mode === 'no-dedup') await commitOffset();
     control.resolve(last.offset);
@@ -52,7 +55,10 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
         schema: config.schema,
         maxBatchSize: 200,
         ...membership,
-        faults: crash,
+        faults: (point) => {
+          if (point === 'consumer:after-db-commit') applied();
+          crash(point);
+        },
         handler: async (event, { tx }) => {
           await scheduleEmail(tx, config.schema, event);
         },

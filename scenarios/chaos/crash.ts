@@ -20,7 +20,23 @@ export function crashSwitch(): (point: string) => void {
   };
 }
 
-/** Tells the parent this process is up (its crash switch listens): only then may it be armed with SIGUSR2. */
-export function announceReady(): void {
-  writeSync(1, 'chaos-ready\n');
+/**
+ * Tells the parent (on stdout, synchronously) that this process reached a milestone: `loaded` (its code is loaded),
+ * `ready` (it is up and its crash switch listens: only then may it be armed with SIGUSR2), `applied` (its first event
+ * applied or published: the parent measures a kill's recovery up to it).
+ */
+export function announce(milestone: 'loaded' | 'ready' | 'applied'): void {
+  writeSync(1, `chaos-${milestone}\n`);
+}
+
+export const announceReady = (): void => announce('ready');
+
+/** `applied`, said once: the first event this process applied or published. */
+export function firstApplied(): () => void {
+  let said = false;
+  return () => {
+    if (said) return;
+    said = true;
+    announce('applied');
+  };
 }

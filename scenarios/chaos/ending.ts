@@ -1,5 +1,6 @@
 // How a chaos run ends: complete (exit 0), failed (something lost or applied twice: exit 1), or incomplete (stopped
 // before every event was delivered, nothing provably lost: exit 2). "Lost" is only what the auditor found nowhere.
+import { recoveryLines } from './recovery.ts';
 import type { ChaosResult } from './run.ts';
 
 export interface Ending {
@@ -7,7 +8,13 @@ export interface Ending {
   exitCode: 0 | 1 | 2;
 }
 
+/** The recovery lines (one per killed role), then the verdict. */
 export function ending(result: ChaosResult): Ending {
+  const verdict = endingVerdict(result);
+  return { ...verdict, lines: [...recoveryLines(result.recoveries, result.unmeasuredRecoveries), ...verdict.lines] };
+}
+
+function endingVerdict(result: ChaosResult): Ending {
   const head = `chaos: events=${result.events} kills=${result.kills}`;
   const where =
     `chaos: delivered=${result.delivered} pending_outbox=${result.pendingOutbox} pending_topic=${result.pendingTopic}` +

@@ -1,23 +1,28 @@
 // Child process: the outbox relay, with the crash switch at `relay:after-publish`. Its start waits out outages (the
-// broker or PostgreSQL restarting): a refused start makes a new relay (a relay closes the producer it was given).
+// broker or PostgreSQL restarting): a refused start makes a new relay. The relay makes its producers itself
+// (`producerFactory`), so a producer that fails fatally (fenced, librdkafka's fatal error) is replaced, not fatal.
 import { createRelay } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { configFromEnv } from './config.ts';
-import { announceReady, crashSwitch } from './crash.ts';
+import { announce, announceReady, crashSwitch, firstApplied } from './crash.ts';
 import { chaosDb } from './db.ts';
 import { untilUp } from './retry.ts';
 
+announce('loaded');
 const config = configFromEnv();
 const db = chaosDb();
 const faults = crashSwitch();
+const published = firstApplied();
+const transport = kafkaTransport({ clientId: 'chaos-relay' });
 const relay = await untilUp(
   async () => {
     const relay = createRelay({
       db,
-      producer: kafkaTransport().producer({ clientId: 'chaos-relay' }),
+      producerFactory: () => transport.producer(),
       schema: config.schema,
       batchSize: 200,
       faults,
+      onPublished: published,
     });
     try {
       await relay.start();

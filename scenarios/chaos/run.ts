@@ -6,14 +6,16 @@ import { loadSql } from '../../src/db/sql.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { auditStory } from '../boxoffice/audit.ts';
-import { chaosChildren, type Role } from './children.ts';
+import { type BrokerSetup, killBrokerForGood, readyBrokers, restartBroker } from './brokers.ts';
+import { chaosChildren, type Recovery, type Role } from './children.ts';
 import type { ChaosConfig } from './config.ts';
 import { defaultTimeoutMs } from './ending.ts';
 import { locateMissing } from './locate.ts';
-import { restartBroker, restartPostgres, startPrivatePostgres } from './outages.ts';
+import { type PrivatePostgres, startPrivatePostgres } from './private-postgres.ts';
 import { untilUp } from './retry.ts';
 
-export type { Role } from './children.ts';
+export type { BrokerSetup } from './brokers.ts';
+export type { Recovery, Role } from './children.ts';
 
 export interface ChaosOptions {
   events: number;
@@ -27,6 +29,15 @@ export interface ChaosOptions {
   postgresDownMs?: number;
   /** Run on the private cluster (scripts/postgres.sh) even without PostgreSQL restarts. */
   privatePostgres?: boolean;
+  /** The private cluster's home (PG_HOME_DIR; default the checkout's): a test gives its own. */
+  postgresHome?: string;
+  /**
+   * The brokers (default the project broker, `scripts/kafka.sh start`): a private one (its own kafka.sh environment,
+   * so a broker restart kills nobody else's broker), or a cluster (`nodes: 3`).
+   */
+  brokers?: BrokerSetup;
+  /** SIGKILL this cluster node once about 30% of the events were delivered, and never start it again. */
+  killBrokerForGood?: number;
   /** `effectively`, or a naive twin: `no-dedup` (consumer) or `no-outbox` (writer). */
   mode?: ChaosConfig['mode'];
   /** Orders per second written (default: events / 10 s, at least 500). */
@@ -67,6 +78,12 @@ export interface ChaosResult {
   /** Kills per named hop or `random`. */
   killsAt: Record<string, number>;
   restarts: { broker: number; postgres: number };
+  /** The cluster node killed for good, once it was. */
+  brokerKilledForGood?: number;
+  /** Per kill of the relay or the consumer: the seconds until its successor published or applied an event. */
+  recoveries: Recovery[];
+  /** Kills whose successor applied nothing before it was killed in turn or the run ended. */
+  unmeasuredRecoveries: number;
   /** Child exits the kit did not cause (each child is restarted all the same). */
   crashes: number;
   /** The run stopped before everything was delivered (at the deadline or after no progress). */
@@ -86,18 +103,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     mode: options.mode ?? 'effectively',
   };
   const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
+  const brokerSetup = options.brokers ?? { nodes: 1 };
+  if (options.killBrokerForGood !== undefined && brokerSetup.nodes < 2) {
+    throw new Error('killBrokerForGood needs a cluster (brokers.nodes >= 2): one broker is all there is');
+  }
+  const brokers = await readyBrokers(brokerSetup, log);
   // PostgreSQL is restarted only on the project's private cluster, never on the machine's shared server.
-  const privateUrl = restartsWanted.postgres > 0 || options.privatePostgres ? await startPrivatePostgres() : undefined;
-  const db = pgDb({ max: 2, ...(privateUrl ? { connectionString: privateUrl } : {}) });
-  const transport = kafkaTransport();
+  const privatePg: PrivatePostgres | undefined =
+    restartsWanted.postgres > 0 || options.privatePostgres
+      ? await startPrivatePostgres(options.postgresHome)
+      : undefined;
+  const db = pgDb({ max: 2, ...(privatePg ? { connectionString: privatePg.url } : {}) });
+  const transport = kafkaTransport({ brokers });
   const admin = transport.admin();
   const children = chaosChildren(config, {
     ...(options.crashAt ? { crashAt: options.crashAt } : {}),
-    ...(privateUrl ? { env: { DATABASE_URL: privateUrl } } : {}),
+    env: { KAFKA_BROKERS: brokers.join(','), ...(privatePg ? { DATABASE_URL: privatePg.url } : {}) },
     log,
   });
   const restarts = { broker: 0, postgres: 0 };
   const attempted = { broker: 0, postgres: 0 };
+  let brokerKilledForGood: number | undefined;
+  let forGoodAttempted = 0;
   const held = new Set(options.holdUntilWritten ?? []);
   const frozen = new Set<Role>();
 
@@ -158,7 +185,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // A restart that failed is reported and not counted in `restarts`, but not tried again.
       if (due(attempted.broker, restartsWanted.broker, 0.5)) {
         attempted.broker += 1;
-        await restartBroker().then(
+        await restartBroker(brokerSetup, brokers, attempted.broker - 1, options.killBrokerForGood).then(
           (seconds) => {
             restarts.broker += 1;
             log(`chaos: restarted broker (SIGKILL; down ${seconds.toFixed(1)} s)`);
@@ -169,12 +196,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       }
       if (due(attempted.postgres, restartsWanted.postgres, 0.75)) {
         attempted.postgres += 1;
-        await restartPostgres(options.postgresDownMs).then(
+        await privatePg!.restart(options.postgresDownMs).then(
           (seconds) => {
             restarts.postgres += 1;
             log(`chaos: restarted postgres (down ${seconds.toFixed(1)} s)`);
           },
           (error: Error) => log(`chaos: postgres restart failed: ${error.message}`),
+        );
+        idleSince = Date.now();
+      }
+      // A cluster node killed for good at about 30% of the events delivered: the rest flows through the others.
+      if (options.killBrokerForGood !== undefined && due(forGoodAttempted, 1, 0.6)) {
+        forGoodAttempted = 1;
+        const node = options.killBrokerForGood;
+        await killBrokerForGood(brokerSetup, brokers, node).then(
+          () => {
+            brokerKilledForGood = node;
+            log(`chaos: killed broker node ${node} for good (SIGKILL; not started again)`);
+          },
+          (error: Error) => log(`chaos: killing broker node ${node} failed: ${error.message}`),
         );
         idleSince = Date.now();
       }
@@ -184,6 +224,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       }
       const faultsDone =
         killsDone >= options.kills &&
+        forGoodAttempted >= (options.killBrokerForGood === undefined ? 0 : 1) &&
         attempted.broker >= restartsWanted.broker &&
         attempted.postgres >= restartsWanted.postgres;
       const complete = writerFinished && now.orders === config.events && now.lost === 0 && faultsDone;
@@ -215,6 +256,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       duplicated: final.duplicated,
       killsAt: children.killsAt,
       restarts,
+      ...(brokerKilledForGood === undefined ? {} : { brokerKilledForGood }),
+      recoveries: children.recoveries,
+      unmeasuredRecoveries: children.unmeasured,
       crashes: children.crashes,
       stoppedEarly,
       config,
@@ -227,5 +271,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
     await admin.close();
     await db.close();
+    // A private cluster this run started is stopped: the next run (or another checkout's) finds its port free.
+    if (privatePg?.startedHere) await privatePg.stop().catch((error: Error) => log(`chaos: ${error.message}`));
   }
 }

@@ -37,6 +37,8 @@ export interface KafkaScript {
   /** Runs `kafka.sh <args>`; throws with its output when it fails (unless `allowFailure`). */
   run(args: string[], allowFailure?: boolean): { status: number | null; stdout: string; stderr: string };
   home: string;
+  /** The script's own settings (home, jars, ports): what another caller of kafka.sh needs to reach this broker. */
+  env: Record<string, string>;
 }
 
 /**
@@ -54,13 +56,13 @@ export function kafkaScript(
     return undefined;
   }
   const home = mkdtempSync(join(tmpdir(), 'effectively-kafka-'));
-  const fullEnv = {
-    ...process.env,
+  const ownEnv: Record<string, string> = {
     KAFKA_HOME_DIR: home,
     // The jars the project broker uses (fetched there once), not a second download.
     KAFKA_LIBS: process.env.KAFKA_LIBS ?? join(root, '.kafka/libs'),
     ...env,
   };
+  const fullEnv = { ...process.env, ...ownEnv };
   const run = (args: string[], allowFailure = false) => {
     const result = spawnSync('bash', [script, ...args], { env: fullEnv, encoding: 'utf8', timeout: 300_000 });
     if (!allowFailure && result.status !== 0) {
@@ -72,5 +74,5 @@ export function kafkaScript(
     run(['stop', ...stopArgs], true);
     rmSync(home, { recursive: true, force: true });
   });
-  return { run, home };
+  return { run, home, env: ownEnv };
 }
