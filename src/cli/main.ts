@@ -1,12 +1,13 @@
-// effectively <command> — migrate | relay | dlq | schema | sender | effects. One file per command (`effects` lives
-// with `sender`); this one only dispatches.
+// effectively <command> — migrate | relay | dlq | schema | sender | effects. One file per command; this one only
+// dispatches.
 import { parseArgs } from 'node:util';
 import { pgDb } from '../db/pg.ts';
 import { dlqCommand } from './dlq.ts';
+import { effectsCommand } from './effects.ts';
 import { migrateCommand } from './migrate.ts';
 import { relayCommand } from './relay.ts';
 import { schemaCommand } from './schema.ts';
-import { effectsCommand, senderCommand } from './sender.ts';
+import { senderCommand } from './sender.ts';
 
 const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_BROKERS)
   migrate [--schema s]                         apply the library's migrations
@@ -18,7 +19,8 @@ const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_
                                                redrive with no filter asks for --all
   sender  --url u [--schema s] [--kinds a,b] [--rate n] [--concurrency n] [--body envelope|payload] [--lookup]
                                                POST due effects to u (httpProvider) until SIGINT/SIGTERM
-  effects list [--status s] [--kind k] [--limit n] [--json] | revive --ids a,b   the effects ledger`;
+  effects list [--status s] [--kind k] [--limit n] [--json] | revive --ids a,b | cancel --ids a,b
+          | purge --older-than 30d             the effects ledger (purge: done and cancelled effects)`;
 
 const [command, ...rest] = process.argv.slice(2);
 if (command === 'schema') process.exit(schemaCommand(rest)); // offline: needs neither a database nor a broker
@@ -44,6 +46,7 @@ const { values, positionals } = parseArgs({
     url: { type: 'string' },
     kinds: { type: 'string' },
     kind: { type: 'string' },
+    'older-than': { type: 'string' },
     rate: { type: 'string' },
     concurrency: { type: 'string' },
     body: { type: 'string' },
@@ -90,6 +93,7 @@ try {
       kind: values.kind,
       ids: values.ids,
       limit: values.limit,
+      olderThan: values['older-than'],
       json: values.json,
     });
   } else {

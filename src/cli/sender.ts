@@ -1,7 +1,6 @@
 import { migrate } from '../db/migrate.ts';
 import type { Db } from '../db/port.ts';
 import { httpProvider } from '../effects/http-provider.ts';
-import { createEffects, type Effect, type EffectStatus } from '../effects/ledger.ts';
 import type { PendingEffect } from '../effects/provider.ts';
 import { createSender } from '../effects/sender.ts';
 import { withoutCredentials } from './printable.ts';
@@ -15,15 +14,6 @@ export interface SenderArgs {
   /** `envelope` (default): `{ id, key, kind, payload }`; `payload`: the payload alone. */
   body?: string | undefined;
   lookup: boolean;
-}
-
-export interface EffectsArgs {
-  schema: string;
-  status?: string | undefined;
-  kind?: string | undefined;
-  ids?: string | undefined;
-  limit?: string | undefined;
-  json: boolean;
 }
 
 function positive(name: string, value: string | undefined, integer: boolean): number | undefined {
@@ -84,49 +74,4 @@ export async function senderCommand(db: Db, args: SenderArgs): Promise<number> {
       `settled_by_lookup=${s.settledByLookup} unrecorded=${s.unrecorded}`,
   );
   return 0;
-}
-
-const statuses = new Set<string>(['pending', 'done', 'dead']);
-
-function line(e: Effect): string {
-  const error = e.lastError ? `\t${e.lastCode}: ${e.lastError.slice(0, 80)}` : '';
-  return `${e.id}\t${e.kind}\t${e.key}\t${e.status}\t${e.attempts}x${error}`;
-}
-
-/** effectively effects list [--status s] [--kind k] [--limit n] [--json] | revive --ids a,b (dead effects). */
-export async function effectsCommand(db: Db, action: string | undefined, args: EffectsArgs): Promise<number> {
-  const effects = createEffects({ schema: args.schema });
-  if (action === 'list') {
-    if (args.status !== undefined && !statuses.has(args.status)) {
-      console.error(`effects: --status is pending, done or dead, not ${args.status}`);
-      return 2;
-    }
-    const limit = args.limit === undefined ? undefined : Number(args.limit);
-    if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) {
-      console.error(`effects: --limit takes a positive whole number, not ${args.limit}`);
-      return 2;
-    }
-    const listed = await effects.list(db, {
-      ...(args.status === undefined ? {} : { status: args.status as EffectStatus }),
-      ...(args.kind === undefined ? {} : { kind: args.kind }),
-      ...(limit === undefined ? {} : { limit }),
-    });
-    if (args.json) console.log(JSON.stringify(listed));
-    else {
-      for (const effect of listed) console.log(line(effect));
-      console.log(`effects: listed ${listed.length}`);
-    }
-    return 0;
-  }
-  if (action === 'revive') {
-    const ids = args.ids?.split(',').filter(Boolean) ?? [];
-    if (ids.length === 0) {
-      console.error('effects: revive wants --ids a,b (the ids of dead effects)');
-      return 2;
-    }
-    console.log(`effects: revived ${await effects.revive(db, ids)}`);
-    return 0;
-  }
-  console.error('usage: effectively effects list [--status s] [--kind k] [--limit n] [--json] | revive --ids a,b');
-  return 2;
 }

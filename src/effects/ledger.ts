@@ -4,7 +4,7 @@ import { loadSqlSet } from '../db/sql.ts';
 import { uuidv7 } from '../envelope/uuidv7.ts';
 import { invalidOptions } from '../errors.ts';
 
-export type EffectStatus = 'pending' | 'done' | 'dead';
+export type EffectStatus = 'pending' | 'done' | 'dead' | 'cancelled';
 
 /** A row of the effects ledger. */
 export interface Effect {
@@ -62,6 +62,18 @@ export interface Effects {
   count(db: Queryable, status: EffectStatus, kind?: string): Promise<number>;
   /** Gives dead effects another round with the same id (so the same idempotency key); returns how many. */
   revive(db: Queryable, ids: string[]): Promise<number>;
+  /**
+   * Cancels effects that were not performed: dead ones and pending ones no sender holds right now (one under a live
+   * claim is skipped: cancel it again once its outcome is recorded). Returns the ids cancelled and, among them, those
+   * in doubt (an earlier call may have reached the provider).
+   */
+  cancel(db: Queryable, ids: string[]): Promise<{ cancelled: string[]; inDoubt: string[] }>;
+  /**
+   * Deletes done and cancelled effects last changed more than `olderThanMs` ago, in chunks; returns how many. A purged
+   * (key, kind) can be scheduled again and would then be performed again: keep `olderThanMs` at least the consumers'
+   * dedup retention (past it a redelivered event is applied again anyway).
+   */
+  purge(db: Queryable, options: { olderThanMs: number; chunk?: number }): Promise<number>;
 }
 
 interface Row extends Record<string, unknown> {
@@ -86,6 +98,8 @@ const files = {
   list: 'list.sql',
   count: 'count.sql',
   revive: 'revive.sql',
+  cancel: 'cancel.sql',
+  purge: 'purge.sql',
 };
 
 function toEffect(row: Row): Effect {
@@ -142,6 +156,21 @@ export function createEffects(options: EffectsOptions = {}): Effects {
       if (ids.length === 0) return 0;
       const result = await db.query(sql.revive, [ids]);
       return result.rowCount ?? 0;
+    },
+    async cancel(db, ids) {
+      if (ids.length === 0) return { cancelled: [], inDoubt: [] };
+      const { rows } = await db.query<{ id: string; in_doubt: boolean }>(sql.cancel, [ids]);
+      return { cancelled: rows.map((row) => row.id), inDoubt: rows.filter((row) => row.in_doubt).map((row) => row.id) };
+    },
+    async purge(db, { olderThanMs, chunk = 10_000 }) {
+      if (!(Number.isSafeInteger(olderThanMs) && olderThanMs >= 0)) throw invalidOptions('olderThanMs', 'ms ≥ 0');
+      if (!(Number.isSafeInteger(chunk) && chunk > 0)) throw invalidOptions('chunk', 'a positive integer');
+      let purged = 0;
+      for (;;) {
+        const result = await db.query(sql.purge, [olderThanMs, chunk]);
+        purged += result.rowCount ?? 0;
+        if ((result.rowCount ?? 0) < chunk) return purged;
+      }
     },
   };
 }
