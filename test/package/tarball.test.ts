@@ -1,0 +1,80 @@
+// The package as a user gets it: `npm pack` (which builds dist/), installed into an empty project without the Kafka
+// client; a plain .mjs runs outbox → relay → consumer embedded with no TypeScript loader, a strict .ts app
+// type-checks against the shipped declarations, and the CLI runs through npx.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const app = fileURLToPath(new URL('./app/', import.meta.url));
+const tsc = join(root, 'node_modules/typescript/bin/tsc');
+
+async function run(cwd: string, command: string, args: string[]): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(command, args, { cwd, maxBuffer: 16 << 20 });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: `${failed.stdout}${failed.stderr}` };
+  }
+}
+
+test('the packed package installs and works as a user uses it', async (t) => {
+  const scratch = mkdtempSync(join(tmpdir(), 'effectively-package-'));
+  t.after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  const pack = await run(root, 'npm', ['pack', '--silent', '--pack-destination', scratch]);
+  assert.equal(pack.code, 0, pack.output);
+  const tarball = readdirSync(scratch).find((file) => file.endsWith('.tgz'));
+  assert.ok(tarball, pack.output);
+
+  const project = join(scratch, 'app');
+  cpSync(app, project, { recursive: true });
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  // From npm's cache when it has everything (the project's own install filled it), from the registry otherwise.
+  const install = await run(project, 'npm', [
+    'install',
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    join(scratch, tarball),
+  ]);
+  assert.equal(install.code, 0, install.output);
+
+  await t.test('ships dist/, bin/ and docs only: no sources, tests or TypeScript loader', () => {
+    const installed = join(project, 'node_modules/effectively');
+    assert.deepEqual(readdirSync(installed).sort(), ['README.md', 'bin', 'dist', 'docs', 'package.json']);
+    assert.ok(existsSync(join(installed, 'dist/db/migrations/001_core.sql')), 'SQL files are copied');
+    assert.ok(!existsSync(join(project, 'node_modules/tsx')), 'tsx is a devDependency');
+    assert.ok(!existsSync(join(project, 'node_modules/@confluentinc')), 'the Kafka client is an optional peer');
+  });
+
+  await t.test('a plain .mjs: outbox → relay → consumer on PGlite, every order applied once', async () => {
+    const { code, output } = await run(project, process.execPath, ['app.mjs', '20']);
+    assert.equal(code, 0, output);
+    assert.match(
+      output,
+      /app: orders=20 applied=20 duplicates=0 emails=20 kafka=EFF_KAFKA_CLIENT_UNAVAILABLE \(missing\)/,
+    );
+  });
+
+  await t.test('a strict TypeScript app type-checks against the shipped declarations', async () => {
+    const { code, output } = await run(project, process.execPath, [tsc, '-p', '.']);
+    assert.equal(code, 0, output);
+    // The declarations themselves, checked too (PGlite's own need DOM and Emscripten types: not ours to judge).
+    const checked = await run(project, process.execPath, [tsc, '-p', '.', '--skipLibCheck', 'false']);
+    const ours = checked.output.split('\n').filter((line) => line.includes('node_modules/effectively/'));
+    assert.deepEqual(ours, []);
+  });
+
+  await t.test('npx effectively --help prints the usage with no TypeScript loader', async () => {
+    const { output } = await run(project, 'npx', ['--no-install', 'effectively', '--help']);
+    assert.match(output, /usage: effectively <command>/);
+    assert.doesNotMatch(output, /tsx|ERR_/);
+  });
+});
