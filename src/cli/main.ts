@@ -2,9 +2,11 @@
 // dispatches.
 import { parseArgs } from 'node:util';
 import { pgDb } from '../db/pg.ts';
+import { EffectivelyError } from '../errors.ts';
 import { dlqCommand } from './dlq.ts';
 import { effectsCommand } from './effects.ts';
 import { migrateCommand } from './migrate.ts';
+import { printable } from './printable.ts';
 import { relayCommand } from './relay.ts';
 import { schemaCommand } from './schema.ts';
 import { senderCommand } from './sender.ts';
@@ -100,6 +102,11 @@ try {
     console.error(usage);
     process.exitCode = command ? 2 : 0;
   }
+} catch (error) {
+  // a coded error (a schema never migrated, a broker down) is one line that says what to do, not a stack
+  if (!(error instanceof EffectivelyError)) throw error;
+  console.error(`effectively: ${error.code}: ${printable(error.message)}`);
+  process.exitCode = 1;
 } finally {
   await db.close();
 }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { transactionAborted } from '../errors.ts';
+import { notMigrated, rethrowNotMigrated } from './not-migrated.ts';
 import type { Db, Queryable } from './port.ts';
 
 export interface PgDbOptions {
@@ -24,7 +25,8 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
   return {
-    query: (text, params) => pool.query(text, params) as never,
+    // a library table missing (never migrated) becomes EFF_NOT_MIGRATED, naming the command to run
+    query: (text, params) => pool.query(text, params).catch(rethrowNotMigrated) as never,
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken: unknown;
@@ -39,13 +41,13 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
         const result = await work(client as Queryable);
         // A transaction a failed statement aborted answers COMMIT with a ROLLBACK tag, not an error: check the tag.
         const committed = await client.query('COMMIT');
-        if (committed.command !== 'COMMIT') throw transactionAborted('COMMIT answered ' + committed.command);
+        if (committed.command !== 'COMMIT') throw transactionAborted(`COMMIT answered ${committed.command}`);
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch((rollbackError: unknown) => {
           broken = rollbackError;
         });
-        throw error;
+        throw notMigrated(error) ?? error;
       } finally {
         client.off('error', onError);
         client.release(broken as Error | undefined);

@@ -10,7 +10,10 @@ const transientNodeCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', '
 export function sqlState(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  // a coded error the library made of a database error (EFF_NOT_MIGRATED) keeps the SQLSTATE in its details
+  const kept = (error as { details?: { sqlState?: unknown } }).details?.sqlState;
+  return typeof kept === 'string' && /^[0-9A-Z]{5}$/.test(kept) ? kept : undefined;
 }
 
 /** True when a database error is worth retrying: a transient SQLSTATE or a broken connection. */

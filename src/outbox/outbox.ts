@@ -1,4 +1,5 @@
 import { assertIdentifier } from '../db/identifiers.ts';
+import { rethrowNotMigrated } from '../db/not-migrated.ts';
 import type { Queryable } from '../db/port.ts';
 import { loadSql } from '../db/sql.ts';
 import { type ContentModes, encodeEventAs, modeFor } from '../envelope/cloudevents.ts';
@@ -72,15 +73,10 @@ export function createOutbox(options: OutboxOptions = {}): Outbox {
         headers.push(JSON.stringify(record.headers));
         payloads.push(record.value);
       }
-      const { rows } = await tx.query<{ stored: string | null }>(insert, [
-        ids,
-        topics,
-        keys,
-        shardList,
-        headers,
-        payloads,
-        shards,
-      ]);
+      // the caller's own transaction: a schema never migrated says so here too (EFF_NOT_MIGRATED)
+      const { rows } = await tx
+        .query<{ stored: string | null }>(insert, [ids, topics, keys, shardList, headers, payloads, shards])
+        .catch(rethrowNotMigrated);
       // Checked in the insert itself against the count the first relay stored (none yet: nothing to check).
       const stored = rows[0]?.stored ?? null;
       if (stored !== null && stored !== String(shards)) throw shardsMismatch(schema, shards, stored);
