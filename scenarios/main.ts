@@ -1,6 +1,7 @@
 // npm run scenario -- <name> [options]: runs one named scenario. Each lives in its own folder as `scenarios/<name>/main.ts`
 // and reads its own options from process.argv.
 const scenarios: Record<string, string> = {
+  pipeline: './pipeline/main.ts',
   poison: './poison/main.ts',
   'retry-storm': './retry-storm/main.ts',
 };

@@ -1,0 +1,82 @@
+import type { ClientConsumer, ClientProducer } from './clients.ts';
+import type { TopicMessages } from './messages.ts';
+import { isRetriableCommit } from './txn-errors.ts';
+import type { PipelineFailure, PipelineFaultInjector } from './types.ts';
+
+export interface BatchWrite {
+  topicMessages: TopicMessages[];
+  /** The input position after the batch: the last offset + 1 (the client's own EOS example forgets the + 1). */
+  next: { topic: string; partition: number; offset: string };
+}
+
+/** Tags an error with the step it came from, so the failure report names it. */
+export class StepError extends Error {
+  constructor(
+    readonly step: PipelineFailure['step'],
+    override readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
+async function step<T>(name: PipelineFailure['step'], work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw new StepError(name, error);
+  }
+}
+
+const commitTries = 3;
+
+/** One Kafka transaction: outputs (and dead letters), then the input offsets with the group's metadata, then commit. */
+export async function commitExactlyOnce(
+  producer: ClientProducer,
+  consumer: ClientConsumer,
+  write: BatchWrite,
+  faults: PipelineFaultInjector | undefined,
+): Promise<void> {
+  await step('begin', () => producer.transaction());
+  if (write.topicMessages.length > 0)
+    await step('send', () => producer.sendBatch({ topicMessages: write.topicMessages }));
+  await faults?.('pipeline:after-send');
+  const { topic, partition, offset } = write.next;
+  // `consumer` (not a group id): the client passes the consumer's group metadata (member id, generation, instance
+  // id), so a zombie whose generation is gone cannot commit offsets (KIP-447).
+  await step('send-offsets', () =>
+    producer.sendOffsets({ consumer, topics: [{ topic, partitions: [{ partition, offset }] }] }),
+  );
+  await faults?.('pipeline:after-send-offsets');
+  await step('commit', async () => {
+    for (let attempt = 1; ; attempt++) {
+      const commit = producer.commit();
+      if (attempt === 1) {
+        commit.catch(() => undefined); // handled below; the hook may take time
+        await faults?.('pipeline:during-commit');
+      }
+      try {
+        return await commit;
+      } catch (error) {
+        // A commit that timed out is asked again (librdkafka resumes the same commit); other errors are the caller's.
+        if (attempt >= commitTries || !isRetriableCommit(error)) throw error;
+      }
+    }
+  });
+}
+
+/** The naive way: send the outputs, then commit the offsets. A crash between the two writes the outputs twice. */
+export async function commitAtLeastOnce(
+  producer: ClientProducer,
+  consumer: ClientConsumer,
+  write: BatchWrite,
+  faults: PipelineFaultInjector | undefined,
+): Promise<void> {
+  if (write.topicMessages.length > 0)
+    await step('send', () => producer.sendBatch({ topicMessages: write.topicMessages }));
+  await faults?.('pipeline:after-send');
+  const commit = consumer.commitOffsets([write.next]);
+  commit.catch(() => undefined);
+  await faults?.('pipeline:during-commit');
+  await step('commit', () => commit);
+  await faults?.('pipeline:after-send-offsets');
+}

@@ -1,0 +1,166 @@
+import { EffectivelyError, ErrorCodes } from '../errors.ts';
+import { errorFields } from '../observability/logger.ts';
+import { sleep } from '../observability/sleep.ts';
+import { normalizeHeaders } from '../transport/kafka/headers.ts';
+import { type ClientProducer, pipelineConsumer, pipelineKafka, pipelineProducer } from './clients.ts';
+import { type BatchWrite, commitAtLeastOnce, commitExactlyOnce, StepError } from './commit.ts';
+import { byTopic } from './messages.ts';
+import { resolveOptions } from './options.ts';
+import { rewind } from './rewind.ts';
+import { transformBatch } from './transform.ts';
+import { errorCode, errorCodeName, txnErrorKind } from './txn-errors.ts';
+import type { Pipeline, PipelineFailure, PipelineOptions, PipelineRecord, PipelineStats } from './types.ts';
+
+/**
+ * Kafka → transform → Kafka, exactly once: each polled batch (one partition's) is one Kafka transaction holding its
+ * outputs, its dead letters and the input offsets (last + 1, with the consumer group's metadata), committed together.
+ * An abortable failure aborts and rewinds the partition to the group's committed offset; a fatal one (fenced, a
+ * failed abort) replaces the producer first. Readers of the outputs must be read_committed.
+ */
+export function createPipeline(options: PipelineOptions): Pipeline {
+  const settings = resolveOptions(options);
+  const exactlyOnce = settings.guarantee === 'exactly-once';
+  const kafka = pipelineKafka(settings);
+  const consumer = pipelineConsumer(kafka, settings);
+  let producer: ClientProducer = pipelineProducer(kafka, settings);
+  const stats: PipelineStats = {
+    committedInputs: 0,
+    outputs: 0,
+    deadLettered: 0,
+    transactions: 0,
+    aborted: 0,
+    producersRecreated: 0,
+  };
+  /** The first offset read from each partition since start: where to go back to while nothing is committed. */
+  const firstOffsets = new Map<string, string>();
+  let starting: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
+  const stopped = () => closing !== undefined;
+
+  async function connectProducer(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await producer.connect();
+        return;
+      } catch (error) {
+        if (stopped()) throw error;
+        settings.logger.warn('pipeline: producer connect failed, retrying', { ...errorFields(error), attempt });
+        await producer.disconnect().catch(() => undefined);
+        producer = pipelineProducer(kafka, settings);
+        await sleep(Math.min(5000, 200 * 2 ** attempt));
+      }
+    }
+  }
+
+  /** A producer in a fatal state (fenced, or its abort failed) cannot be used again: a new one, same id. */
+  async function replaceProducer(): Promise<void> {
+    const old = producer;
+    await old.disconnect().catch(() => undefined);
+    producer = pipelineProducer(kafka, settings);
+    stats.producersRecreated += 1;
+    await connectProducer();
+  }
+
+  async function recover(error: unknown, position: { topic: string; partition: number; firstOffset: string }) {
+    const cause = error instanceof StepError ? error.cause : error;
+    const code = errorCode(cause);
+    let action: PipelineFailure['action'] = 'aborted';
+    if (exactlyOnce) {
+      if (txnErrorKind(cause) === 'abortable' && producer.isActive()) {
+        await producer.abort().catch(() => {
+          action = 'recreated';
+        });
+      } else if (producer.isActive() || txnErrorKind(cause) === 'fatal') {
+        action = 'recreated';
+      }
+      if (action === 'recreated') await replaceProducer();
+    }
+    stats.aborted += 1;
+    const failure: PipelineFailure = {
+      action,
+      code,
+      codeName: errorCodeName(code),
+      message: cause instanceof Error ? cause.message : String(cause),
+      step: error instanceof StepError ? error.step : 'send',
+    };
+    settings.logger.warn('pipeline: batch not committed, rewinding', { ...failure, ...position });
+    try {
+      settings.onFailure(failure);
+    } catch (callbackError) {
+      settings.logger.error('pipeline: onFailure threw', errorFields(callbackError));
+    }
+    await rewind(consumer, position, stopped);
+  }
+
+  async function handleBatch(records: PipelineRecord[], resolveOffset: (offset: string) => void) {
+    const first = records[0];
+    const last = records.at(-1);
+    if (!first || !last) return;
+    const key = `${first.topic}\u0000${first.partition}`;
+    if (!firstOffsets.has(key)) firstOffsets.set(key, first.offset);
+    const position = { topic: first.topic, partition: first.partition, firstOffset: firstOffsets.get(key)! };
+    try {
+      const transformed = await transformBatch(settings, records);
+      const write: BatchWrite = {
+        topicMessages: byTopic(transformed.items),
+        next: { topic: first.topic, partition: first.partition, offset: String(BigInt(last.offset) + 1n) },
+      };
+      await (exactlyOnce ? commitExactlyOnce : commitAtLeastOnce)(producer, consumer, write, settings.faults);
+      resolveOffset(last.offset);
+      stats.transactions += 1;
+      stats.committedInputs += records.length;
+      stats.outputs += transformed.outputs;
+      stats.deadLettered += transformed.deadLettered;
+    } catch (error) {
+      await recover(error, position);
+    }
+  }
+
+  /** Starts the client's loop and returns (the loop runs until the consumer disconnects). */
+  async function run(): Promise<void> {
+    await consumer.run({
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 1,
+      eachBatch: async ({ batch, resolveOffset }) => {
+        // Closing: nothing is resolved, so the client does not move past this batch; the next owner reads it.
+        if (stopped()) return;
+        const records: PipelineRecord[] = batch.messages.map((message) => ({
+          topic: batch.topic,
+          partition: batch.partition,
+          offset: message.offset,
+          key: message.key ?? null,
+          value: message.value ?? null,
+          headers: normalizeHeaders(message.headers),
+          timestamp: Number(message.timestamp),
+        }));
+        await handleBatch(records, resolveOffset);
+      },
+    });
+  }
+
+  const pipeline: Pipeline = {
+    start() {
+      if (closing) return Promise.reject(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'pipeline is closed'));
+      starting ??= (async () => {
+        // The producer first: its initTransactions fences our previous incarnation and ends its open transaction,
+        // so the offsets it left pending are settled before the consumer asks for them.
+        await connectProducer();
+        await consumer.connect();
+        await consumer.subscribe({ topics: settings.from });
+        await run();
+      })();
+      return starting;
+    },
+    close() {
+      closing ??= (async () => {
+        await starting?.catch(() => undefined);
+        await consumer.disconnect().catch(() => undefined);
+        await producer.disconnect().catch(() => undefined);
+      })();
+      return closing;
+    },
+    stats: () => ({ ...stats }),
+    [Symbol.asyncDispose]: () => pipeline.close(),
+  };
+  return pipeline;
+}

@@ -1,0 +1,48 @@
+import { CODES } from '../transport/kafka/client.ts';
+
+/**
+ * What a failed transactional call asks of us. The client's KafkaJS-style errors drop librdkafka's `isFatal` /
+ * `isTxnRequiresAbort` / `isRetriable` flags (its error class reads `fatal`/`abortable`/`retriable`, which the native
+ * error does not have: they are always false), so we decide by the error code, as librdkafka's own rules do
+ * (rdkafka_txnmgr.c): these codes make the producer unusable; anything else is tried with an abort, and an abort
+ * that fails makes the producer unusable too.
+ */
+export type TxnErrorKind = 'fatal' | 'abortable';
+
+const errors = CODES.ERRORS as Record<string, number>;
+
+const fatalNames = [
+  'ERR__FATAL',
+  'ERR__FENCED',
+  'ERR__STATE',
+  'ERR__NOT_CONFIGURED',
+  'ERR_PRODUCER_FENCED',
+  'ERR_INVALID_PRODUCER_EPOCH',
+  'ERR_INVALID_PRODUCER_ID_MAPPING',
+  'ERR_INVALID_TXN_STATE',
+  'ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+  'ERR_CLUSTER_AUTHORIZATION_FAILED',
+  'ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT',
+] as const;
+const fatalCodes = new Set(fatalNames.map((name) => errors[name]).filter((code) => code !== undefined));
+
+/** A commit that timed out may be asked again: librdkafka finishes the same commit (or reports its outcome). */
+const retriableCommitCodes = new Set([errors.ERR__TIMED_OUT, errors.ERR__TIMED_OUT_QUEUE]);
+
+export function errorCode(error: unknown): number {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'number' ? code : (errors.ERR_UNKNOWN ?? -1);
+}
+
+export function errorCodeName(code: number): string {
+  for (const [name, value] of Object.entries(errors)) if (value === code) return name;
+  return `code ${code}`;
+}
+
+export function txnErrorKind(error: unknown): TxnErrorKind {
+  return fatalCodes.has(errorCode(error)) ? 'fatal' : 'abortable';
+}
+
+export function isRetriableCommit(error: unknown): boolean {
+  return retriableCommitCodes.has(errorCode(error));
+}
