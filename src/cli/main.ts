@@ -1,4 +1,4 @@
-// effectively <command> — migrate | relay | dlq | schema | sender | effects. One file per command; this one only
+// effectively <command> — migrate | relay | topics | dlq | schema | sender | effects. One file per command; this one only
 // dispatches.
 import { parseArgs } from 'node:util';
 import { pgDb } from '../db/pg.ts';
@@ -10,10 +10,12 @@ import { printable } from './printable.ts';
 import { relayCommand } from './relay.ts';
 import { schemaCommand } from './schema.ts';
 import { senderCommand } from './sender.ts';
+import { topicsCommand } from './topics.ts';
 
 const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_BROKERS)
   migrate [--schema s]                         apply the library's migrations
   relay   [--schema s] [--shards n]            publish the outbox to Kafka until SIGINT/SIGTERM
+  topics create <topic>... [--partitions n]    create the topics that do not exist yet (default 6 partitions)
   schema check --format avro|json --level L --old f... --new f   offline compatibility check (no database)
   dlq list|show|redrive|discard [filters]      dead letters: --consumer --topic --code --ids --status --since
                                                --until --limit, --transport kafka|postgres (redrive), --dry-run,
@@ -32,6 +34,7 @@ const { values, positionals } = parseArgs({
   options: {
     schema: { type: 'string', default: 'effectively' },
     shards: { type: 'string' },
+    partitions: { type: 'string' },
     consumer: { type: 'string' },
     topic: { type: 'string' },
     code: { type: 'string' },
@@ -87,6 +90,11 @@ try {
       concurrency: values.concurrency,
       body: values.body,
       lookup: values.lookup,
+    });
+  } else if (command === 'topics') {
+    process.exitCode = await topicsCommand(positionals[0], {
+      topics: positionals.slice(1),
+      partitions: values.partitions,
     });
   } else if (command === 'effects') {
     process.exitCode = await effectsCommand(db, positionals[0], {

@@ -1,0 +1,38 @@
+import { kafkaTransport } from '../transport/kafka/transport.ts';
+import { printable } from './printable.ts';
+
+export interface TopicsArgs {
+  topics: string[];
+  partitions?: string | undefined;
+}
+
+// Kafka's own rule for topic names: 1 to 249 of these characters, and not `.` or `..`.
+const legalName = /^[a-zA-Z0-9._-]{1,249}$/;
+
+/**
+ * effectively topics create <topic>... [--partitions n]: creates the topics that do not exist yet (the cluster's
+ * default replication factor; existing ones are left as they are), like `migrate` for the database. For clusters that
+ * do not create topics on first use, and so a consumer started first finds its topic.
+ */
+export async function topicsCommand(action: string | undefined, args: TopicsArgs): Promise<number> {
+  const partitions = args.partitions === undefined ? 6 : Number(args.partitions);
+  const bad = args.topics.find((topic) => !legalName.test(topic) || topic === '.' || topic === '..');
+  if (
+    action !== 'create' ||
+    args.topics.length === 0 ||
+    bad !== undefined ||
+    !(Number.isInteger(partitions) && partitions > 0)
+  ) {
+    if (bad !== undefined) console.error(`topics: \`${printable(bad)}\` is not a Kafka topic name`);
+    console.error('usage: effectively topics create <topic>... [--partitions n]   (default 6 partitions)');
+    return 2;
+  }
+  const admin = kafkaTransport({ clientId: 'effectively-topics' }).admin();
+  try {
+    await admin.createTopics(args.topics.map((topic) => ({ topic, partitions })));
+  } finally {
+    await admin.close();
+  }
+  console.log(`topics: ${args.topics.join(', ')} exist (${partitions} partitions for those created now)`);
+  return 0;
+}
