@@ -27,6 +27,14 @@ export interface KafkaTransportOptions {
    * line after the interval carries `suppressed`: how many were dropped. Default 30000; 0 logs every line.
    */
   clientLogIntervalMs?: number;
+  /**
+   * Least time between two offset commits of one consumer, in ms. A consumer notes each position after its database
+   * commit and returns at once; the noted positions (the latest per partition) go to the broker in one request at a
+   * time, at most one per interval, and revoke and close send the last ones before the partitions go. A crash loses at
+   * most the positions of this interval: those records are redelivered and dedup absorbs them. Default 100; 0 sends
+   * as soon as the request before has been answered.
+   */
+  commitIntervalMs?: number;
 }
 
 export function defaultBrokers(): string[] {
@@ -47,7 +55,7 @@ function invalid(field: string, message: string): EffectivelyError {
 
 /** Throws `EFF_INVALID_OPTIONS` naming the field. */
 export function validateKafkaOptions(options: KafkaTransportOptions): void {
-  const { replicationFactor, clientLogIntervalMs, clientLogLevel } = options;
+  const { replicationFactor, clientLogIntervalMs, clientLogLevel, commitIntervalMs } = options;
   if (
     replicationFactor !== undefined &&
     !(replicationFactor === -1 || (Number.isInteger(replicationFactor) && replicationFactor > 0))
@@ -59,6 +67,9 @@ export function validateKafkaOptions(options: KafkaTransportOptions): void {
   }
   if (clientLogIntervalMs !== undefined && !(Number.isFinite(clientLogIntervalMs) && clientLogIntervalMs >= 0)) {
     throw invalid('clientLogIntervalMs', `must be a number of ms >= 0, got ${clientLogIntervalMs}`);
+  }
+  if (commitIntervalMs !== undefined && !(Number.isFinite(commitIntervalMs) && commitIntervalMs >= 0)) {
+    throw invalid('commitIntervalMs', `must be a number of ms >= 0, got ${commitIntervalMs}`);
   }
   if (clientLogLevel !== undefined && !['error', 'warn', 'info', 'debug'].includes(clientLogLevel)) {
     throw invalid('clientLogLevel', `must be one of error, warn, info, debug; got ${String(clientLogLevel)}`);

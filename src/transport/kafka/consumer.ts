@@ -9,13 +9,23 @@ import type {
 } from '../port.ts';
 import { CODES, type Kafka } from './client.ts';
 import { normalizeHeaders } from './headers.ts';
+import { OffsetCommitter } from './offset-committer.ts';
 
 type ClientConsumer = ReturnType<Kafka['consumer']>;
 type RebalanceFns = { assign: (a: unknown[]) => void; unassign: (a: unknown[]) => void };
 
+/** Transport-wide consumer settings (from `kafkaTransport`'s options). */
+export interface KafkaConsumerTuning {
+  /** Least time between two offset commits to the broker (positions noted meanwhile go in one). Default 100 ms. */
+  commitIntervalMs?: number | undefined;
+}
+
+export const DEFAULT_COMMIT_INTERVAL_MS = 100;
+
 /**
  * Batch consumer over the client's KafkaJS-style API. Offsets are never auto-committed: the caller commits after its
- * database did. One batch at a time (partitionsConsumedConcurrently = 1; with more, records went missing in a first
+ * database did, and the commit goes to the broker off the batch's path (coalesced per partition, see
+ * offset-committer.ts; revoke and close send the last positions and wait). One batch at a time (partitionsConsumedConcurrently = 1; with more, records went missing in a first
  * try — not yet understood, see docs/development.md). A revoke waits for the batch in flight before the partitions
  * go, so a revoked partition never has a batch half-applied.
  */
@@ -24,12 +34,21 @@ export class KafkaConsumer implements Consumer {
   readonly #options: ConsumerOptions;
   readonly #abort = new AbortController();
   readonly #inFlight = new Set<Promise<void>>();
-  #commits: Promise<unknown> = Promise.resolve();
+  readonly #committer: OffsetCommitter;
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(kafka: Kafka, options: ConsumerOptions, rdkafka: Record<string, string | number | boolean>) {
+  constructor(
+    kafka: Kafka,
+    options: ConsumerOptions,
+    rdkafka: Record<string, string | number | boolean>,
+    tuning: KafkaConsumerTuning = {},
+  ) {
     this.#options = options;
+    this.#committer = new OffsetCommitter(
+      (offsets) => this.#client.commitOffsets(offsets),
+      tuning.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS,
+    );
     this.#client = kafka.consumer({
       kafkaJS: { groupId: options.group, fromBeginning: options.fromBeginning, autoCommit: false },
       'js.consumer.max.batch.size': options.maxBatchSize,
@@ -63,11 +82,20 @@ export class KafkaConsumer implements Consumer {
     if (error.code === CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
       await this.#settled();
       await this.#options.onRevoke?.(partitions);
+      await this.#flushCommits();
       fns.unassign(assignment);
     } else if (error.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
       fns.assign(assignment);
       this.#options.onAssign?.(partitions);
     }
+  }
+
+  /**
+   * The final synchronous commit (revoke, close): what the database committed reaches the group before the partitions
+   * go. A failure here only means a redelivery, which dedup absorbs.
+   */
+  async #flushCommits(): Promise<void> {
+    await this.#committer.flush().catch(() => undefined);
   }
 
   /** Every batch in flight has finished (whatever its outcome). */
@@ -108,18 +136,18 @@ export class KafkaConsumer implements Consumer {
     });
   }
 
-  async commit(offsets: TopicPartitionOffset[]): Promise<void> {
-    if (offsets.length === 0) return;
-    const commit = this.#commits.then(() => this.#client.commitOffsets(offsets));
-    this.#commits = commit.catch(() => undefined);
-    try {
-      await commit;
-    } catch (error) {
+  /**
+   * Notes the positions and returns at once with the broker's answer to come: commits are coalesced per partition (the
+   * latest call wins) and sent one request at a time, at most one per `commitIntervalMs`, never on the batch's path.
+   */
+  commit(offsets: TopicPartitionOffset[]): Promise<void> {
+    if (offsets.length === 0) return Promise.resolve();
+    return this.#committer.commit(offsets).catch((error: unknown) => {
       throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `offset commit failed: ${(error as Error).message}`, {
         retryable: true,
         cause: error,
       });
-    }
+    });
   }
 
   pause(partitions: TopicPartition[]): void {
@@ -138,7 +166,7 @@ export class KafkaConsumer implements Consumer {
     this.#closing ??= (async () => {
       this.#abort.abort(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closing'));
       await this.#settled();
-      await this.#commits;
+      await this.#flushCommits();
       if (this.#connecting) {
         await this.#connecting.catch(() => undefined);
         await this.#client.disconnect();

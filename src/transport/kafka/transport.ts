@@ -30,7 +30,7 @@ export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
     producer: (producerOptions = {}): Producer =>
       new KafkaProducer(kafka(producerOptions.clientId ?? baseId), rdkafka, producerOptions.transactionalId),
     consumer: (consumerOptions: ConsumerOptions): Consumer =>
-      new KafkaConsumer(kafka(baseId), consumerOptions, rdkafka),
+      new KafkaConsumer(kafka(baseId), consumerOptions, rdkafka, { commitIntervalMs: options.commitIntervalMs }),
     admin: (): Admin => new KafkaAdmin(kafka(baseId), options.replicationFactor),
   };
 }

@@ -1,0 +1,75 @@
+// The offset committer alone, with a recording sink in place of the broker: positions coalesce per partition (the
+// latest call wins), one request at a time in call order, at most one per interval, flush sends what is noted.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { OffsetCommitter } from '../../src/transport/kafka/offset-committer.ts';
+import type { TopicPartitionOffset } from '../../src/transport/port.ts';
+
+function sink() {
+  const sent: TopicPartitionOffset[][] = [];
+  const answers: { resolve(): void; reject(error: Error): void }[] = [];
+  const send = (offsets: TopicPartitionOffset[]) =>
+    new Promise<void>((resolve, reject) => {
+      sent.push(offsets);
+      answers.push({ resolve, reject });
+    });
+  return { sent, answers, send };
+}
+
+const at = (partition: number, offset: number) => ({ topic: 't', partition, offset: String(offset) });
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+test('one request at a time: positions noted meanwhile coalesce, the latest per partition wins', async () => {
+  const { sent, answers, send } = sink();
+  const committer = new OffsetCommitter(send, 0);
+  const first = committer.commit([at(0, 10)]);
+  await tick();
+  assert.deepEqual(sent, [[at(0, 10)]]);
+  const later = [committer.commit([at(0, 20)]), committer.commit([at(1, 5)]), committer.commit([at(0, 30)])];
+  await tick();
+  assert.equal(sent.length, 1, 'nothing sent while the first request is in flight');
+  assert.equal(committer.pending, 2);
+  answers[0]!.resolve();
+  await first;
+  await tick();
+  assert.deepEqual(sent[1], [at(0, 30), at(1, 5)]);
+  answers[1]!.resolve();
+  await Promise.all(later);
+  assert.equal(committer.pending, 0);
+});
+
+test('at most one request per interval; flush sends at once and waits for the answer', async () => {
+  const { sent, answers, send } = sink();
+  const committer = new OffsetCommitter(send, 60_000);
+  void committer.commit([at(0, 1)]);
+  await tick();
+  answers[0]!.resolve();
+  await tick();
+  void committer.commit([at(0, 2)]);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.equal(sent.length, 1, 'the second waits for the interval');
+  let flushed = false;
+  const flush = committer.flush().then(() => {
+    flushed = true;
+  });
+  await tick();
+  assert.deepEqual(sent[1], [at(0, 2)]);
+  assert.equal(flushed, false, 'flush waits for the broker');
+  answers[1]!.resolve();
+  await flush;
+  assert.equal(committer.pending, 0);
+});
+
+test('a failed request rejects the callers it carried; the next positions go in the next request', async () => {
+  const { sent, answers, send } = sink();
+  const committer = new OffsetCommitter(send, 0);
+  const failed = committer.commit([at(0, 1)]);
+  await tick();
+  const next = committer.commit([at(0, 2)]);
+  answers[0]!.reject(new Error('coordinator moved'));
+  await assert.rejects(failed, /coordinator moved/);
+  await tick();
+  assert.deepEqual(sent[1], [at(0, 2)]);
+  answers[1]!.resolve();
+  await next;
+});
