@@ -1,6 +1,7 @@
-// npm run bench [-- --quick] [--events N] [--memory-events N]
-// What effectively-once costs: consume (raw vs per-record vs batch) on Kafka + PostgreSQL, relay throughput and
-// end-to-end latency, consumer memory over a long run, and the embedded transport. Writes bench/results/<time>.json.
+// npm run bench [-- --quick] [--events N] [--memory-events N] [--phases relay,consume,memory,dedup,embedded]
+// What effectively-once costs: consume (the Confluent client alone vs the project's raw transport vs per-record vs
+// batch) on Kafka + PostgreSQL, relay throughput and end-to-end latency, consumer memory over a long run, dedup cost
+// as processed_events grows, and the embedded transport. Writes bench/results/<time>.json.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -11,17 +12,23 @@ import { pgDb } from '../src/db/pg.ts';
 import { pgliteDb } from '../src/db/pglite.ts';
 import { kafkaTransport } from '../src/transport/kafka/transport.ts';
 import { postgresTransport } from '../src/transport/postgres/transport.ts';
+import { consumeClientRaw } from './client-raw.ts';
 import { consumeBatch, consumePerRecord, consumeRaw, createEffectsTable } from './consume.ts';
+import { dedupGrowth } from './dedup.ts';
 import { endToEnd, relaySaturation } from './relay.ts';
 import { preload, round } from './support.ts';
 
+const allPhases = 'relay,consume,memory,dedup,embedded';
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     events: { type: 'string' },
     'memory-events': { type: 'string' },
+    phases: { type: 'string', default: allPhases },
   },
 });
+const phases = new Set(values.phases.split(','));
+const partial = values.phases !== allPhases;
 const quick = values.quick;
 const events = Number(values.events ?? (quick ? 20_000 : 200_000));
 const perRecordEvents = Math.min(events, quick ? 3000 : 20_000);
@@ -29,6 +36,7 @@ const memoryEvents = Number(values['memory-events'] ?? (quick ? 20_000 : 1_000_0
 const relayEvents = quick ? 20_000 : 100_000;
 const e2eSeconds = quick ? 3 : 10;
 const embeddedEvents = quick ? 5000 : 50_000;
+const dedupRows = quick ? [100_000, 1_000_000] : [1_000_000, 10_000_000];
 const id = Date.now().toString(36);
 const log = (line: string) => console.log(`bench: ${line}`);
 /** Between phases: let PostgreSQL's autovacuum and the broker's background work from the last phase pass. */
@@ -53,73 +61,105 @@ const results: Record<string, unknown> = {
   cpu: cpus()[0]?.model,
   node: process.version,
   quick,
+  phases: [...phases],
 };
 
 try {
   // 1. relay and end-to-end latency first, on a quiet machine (before the bulk inserts wake autovacuum)
-  const relayTopic = topic('relay');
-  await admin.createTopics([{ topic: relayTopic, partitions: 6 }]);
-  const relay = await relaySaturation(db, transport, schema, relayTopic, relayEvents);
-  log(`relay at saturation: ${relay.eps} events/s`);
-  const e2eTopic = topic('e2e');
-  await admin.createTopics([{ topic: e2eTopic, partitions: 6 }]);
-  const e2e = await endToEnd(db, transport, schema, e2eTopic, `e2e-${id}`, 1000, e2eSeconds);
-  log(`end to end at 1000 events/s: p50 ${e2e.p50_ms} ms, p95 ${e2e.p95_ms} ms, p99 ${e2e.p99_ms} ms`);
-  results.relay = relay;
-  results.e2e = e2e;
+  if (phases.has('relay')) {
+    const relayTopic = topic('relay');
+    await admin.createTopics([{ topic: relayTopic, partitions: 6 }]);
+    const relay = await relaySaturation(db, transport, schema, relayTopic, relayEvents);
+    log(`relay at saturation: ${relay.eps} events/s`);
+    const e2eTopic = topic('e2e');
+    await admin.createTopics([{ topic: e2eTopic, partitions: 6 }]);
+    const e2e = await endToEnd(db, transport, schema, e2eTopic, `e2e-${id}`, 1000, e2eSeconds);
+    log(`end to end at 1000 events/s: p50 ${e2e.p50_ms} ms, p95 ${e2e.p95_ms} ms, p99 ${e2e.p99_ms} ms`);
+    results.relay = relay;
+    results.e2e = e2e;
+    await admin.deleteTopics([relayTopic, e2eTopic]).catch(() => undefined);
+    await settle();
+  }
 
-  await settle();
   // 2. consume
-  const consumeTopic = topic('consume');
-  await admin.createTopics([{ topic: consumeTopic, partitions: 6 }]);
-  log(`preloading ${events} events of ~1 KB into 6 partitions`);
-  const producer = transport.producer();
-  await preload(producer, consumeTopic, events);
-  const raw = await consumeRaw(transport, consumeTopic, events, `raw-${id}`);
-  log(`consume raw: ${raw.eps} events/s`);
-  const perRecord = await consumePerRecord(db, transport, schema, consumeTopic, perRecordEvents, `per-record-${id}`);
-  log(`consume per-record (${perRecordEvents} events): ${perRecord.eps} events/s`);
-  const batch = await consumeBatch(db, transport, schema, consumeTopic, events, `batch-${id}`);
-  log(`consume effectively batch: ${batch.eps} events/s`);
-  results.consume = { raw, per_record: perRecord, batch };
+  if (phases.has('consume')) {
+    const consumeTopic = topic('consume');
+    await admin.createTopics([{ topic: consumeTopic, partitions: 6 }]);
+    log(`preloading ${events} events of ~1 KB into 6 partitions`);
+    const producer = transport.producer();
+    await preload(producer, consumeTopic, events);
+    await producer.close();
+    // The client alone first and the transport right after, on the same topic: their ratio is the transport's cost.
+    const clientRaw = await consumeClientRaw(consumeTopic, events, `client-raw-${id}`);
+    log(`consume client_raw (the Confluent client alone, eachBatch, auto-commit): ${clientRaw.eps} events/s`);
+    const raw = await consumeRaw(transport, consumeTopic, events, `raw-${id}`);
+    log(`consume raw (the project's transport): ${raw.eps} events/s`);
+    const perRecord = await consumePerRecord(db, transport, schema, consumeTopic, perRecordEvents, `per-record-${id}`);
+    log(`consume per-record (${perRecordEvents} events): ${perRecord.eps} events/s`);
+    const batch = await consumeBatch(db, transport, schema, consumeTopic, events, `batch-${id}`);
+    log(`consume effectively batch: ${batch.eps} events/s`);
+    results.consume = { client_raw: clientRaw, raw, per_record: perRecord, batch };
+    await admin.deleteTopics([consumeTopic]).catch(() => undefined);
+    await settle();
+  }
 
-  await settle();
   // 3. memory over a long run
-  const memoryTopic = topic('memory');
-  await admin.createTopics([{ topic: memoryTopic, partitions: 6 }]);
-  log(`preloading ${memoryEvents} events for the memory run`);
-  await preload(producer, memoryTopic, memoryEvents);
-  await producer.close();
-  // In a child process, so the RSS is the consumer's alone (not this process's preloading).
-  const memory = JSON.parse(
-    execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./memory-child.ts', import.meta.url))], {
-      env: {
-        ...process.env,
-        BENCH_SCHEMA: schema,
-        BENCH_TOPIC: memoryTopic,
-        BENCH_GROUP: `memory-${id}`,
-        BENCH_EVENTS: String(memoryEvents),
-      },
-      encoding: 'utf8',
-      maxBuffer: 16 * 1024 * 1024,
-    })
-      .trim()
-      .split('\n')
-      .at(-1)!,
-  ) as { eps: number; rss: { start: number; peak: number; end: number } };
-  log(
-    `memory over ${memoryEvents} events: rss start ${memory.rss.start} MB, peak ${memory.rss.peak} MB, end ${memory.rss.end} MB`,
-  );
-  results.memory = memory;
-  await admin.deleteTopics([consumeTopic, relayTopic, e2eTopic, memoryTopic]).catch(() => undefined);
+  if (phases.has('memory')) {
+    const memoryTopic = topic('memory');
+    const producer = transport.producer();
+    await admin.createTopics([{ topic: memoryTopic, partitions: 6 }]);
+    log(`preloading ${memoryEvents} events for the memory run`);
+    await preload(producer, memoryTopic, memoryEvents);
+    await producer.close();
+    // In a child process, so the RSS is the consumer's alone (not this process's preloading).
+    const memory = JSON.parse(
+      execFileSync(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(new URL('./memory-child.ts', import.meta.url))],
+        {
+          env: {
+            ...process.env,
+            BENCH_SCHEMA: schema,
+            BENCH_TOPIC: memoryTopic,
+            BENCH_GROUP: `memory-${id}`,
+            BENCH_EVENTS: String(memoryEvents),
+          },
+          encoding: 'utf8',
+          maxBuffer: 16 * 1024 * 1024,
+        },
+      )
+        .trim()
+        .split('\n')
+        .at(-1)!,
+    ) as { eps: number; rss: { start: number; peak: number; end: number } };
+    log(
+      `memory over ${memoryEvents} events: rss start ${memory.rss.start} MB, peak ${memory.rss.peak} MB, end ${memory.rss.end} MB`,
+    );
+    results.memory = memory;
+    await admin.deleteTopics([memoryTopic]).catch(() => undefined);
+    await settle();
+  }
+
+  // 4. dedup cost as processed_events grows (its own schema, so the row counts are exact)
+  if (phases.has('dedup')) {
+    const [small, large] = dedupRows as [number, number];
+    log(`dedup: filling processed_events to ${small} and then ${large} rows`);
+    const dedup = await dedupGrowth(db, `${schema}_dedup`, small, large).finally(() =>
+      db.query(`DROP SCHEMA IF EXISTS ${schema}_dedup CASCADE`),
+    );
+    log(
+      `dedup claim of 1000 ids: ${dedup.claim_1000_ms_small} ms at ${small} rows, ${dedup.claim_1000_ms_large} ms at ${large} rows (x${dedup.ratio})`,
+    );
+    results.dedup = dedup;
+  }
 } finally {
   await admin.close();
   await db.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
   await db.close();
 }
 
-// 4. embedded: the same batch consume on PGlite with the postgres transport
-{
+// 5. embedded: the same batch consume on PGlite with the postgres transport
+if (phases.has('embedded')) {
   const embedded = await pgliteDb();
   const embeddedSchema = 'bench_embedded';
   await migrate(embedded, { schema: embeddedSchema });
@@ -135,21 +175,32 @@ try {
   await embedded.close();
 }
 
-const consume = results.consume as { raw: { eps: number }; per_record: { eps: number }; batch: { eps: number } };
+const consume = results.consume as
+  | { client_raw: { eps: number }; raw: { eps: number }; per_record: { eps: number }; batch: { eps: number } }
+  | undefined;
 const summary = {
-  batch_vs_raw: round(consume.batch.eps / consume.raw.eps),
-  batch_vs_per_record: round(consume.batch.eps / consume.per_record.eps, 1),
-  relay_eps: (results.relay as { eps: number }).eps,
-  e2e_p99_ms: (results.e2e as { p99_ms: number }).p99_ms,
-  rss_peak_mb: (results.memory as { rss: { peak: number } }).rss.peak,
+  batch_vs_raw: consume && round(consume.batch.eps / consume.raw.eps),
+  batch_vs_per_record: consume && round(consume.batch.eps / consume.per_record.eps, 1),
+  relay_eps: (results.relay as { eps: number } | undefined)?.eps,
+  e2e_p99_ms: (results.e2e as { p99_ms: number } | undefined)?.p99_ms,
+  rss_peak_mb: (results.memory as { rss: { peak: number } } | undefined)?.rss.peak,
+  client_raw_eps: consume?.client_raw.eps,
+  transport_vs_client: consume && round(consume.raw.eps / consume.client_raw.eps),
+  batch_vs_client: consume && round(consume.batch.eps / consume.client_raw.eps),
+  dedup_10m_vs_1m: (results.dedup as { ratio: number } | undefined)?.ratio,
 };
 results.summary = summary;
 const file = new URL(
-  `./results/${quick ? 'quick-' : ''}${new Date().toISOString().replaceAll(':', '-')}.json`,
+  `./results/${quick ? 'quick-' : ''}${partial ? 'partial-' : ''}${new Date().toISOString().replaceAll(':', '-')}.json`,
   import.meta.url,
 );
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 log(`results in ${fileURLToPath(file)}`);
+if (summary.dedup_10m_vs_1m !== undefined && summary.dedup_10m_vs_1m > 1.5) {
+  log(`dedup_10m_vs_1m=${summary.dedup_10m_vs_1m} is above the 1.5 target: partition processed_events by time`);
+}
 console.log(
-  `bench: batch_vs_raw=${summary.batch_vs_raw} batch_vs_per_record=${summary.batch_vs_per_record} relay_eps=${summary.relay_eps} e2e_p99_ms=${summary.e2e_p99_ms} rss_peak_mb=${summary.rss_peak_mb}`,
+  `bench: ${Object.entries(summary)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' ')}`,
 );

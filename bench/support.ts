@@ -56,3 +56,28 @@ export async function until(done: () => boolean, timeoutMs: number, what: string
 }
 
 export const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+export interface Run {
+  events: number;
+  seconds: number;
+  eps: number;
+}
+
+/** Times from the first batch to the `events`-th record: group joins are not throughput. */
+export function clock(events: number) {
+  let first = 0;
+  let seen = 0;
+  return {
+    add(n: number) {
+      if (first === 0) first = performance.now();
+      seen += n;
+    },
+    get done() {
+      return seen >= events;
+    },
+    result(): Run {
+      const seconds = (performance.now() - first) / 1000;
+      return { events: seen, seconds: round(seconds), eps: Math.round(seen / seconds) };
+    },
+  };
+}
