@@ -18,6 +18,9 @@ export {
 } from './backpressure/metrics.ts';
 export { type Pausable, type PauseWhileOpenOptions, pauseWhileOpen } from './backpressure/pause-while-open.ts';
 export { createRateLimiter, type RateLimiter, type RateLimiterOptions } from './backpressure/rate-limiter.ts';
+// operator commands (the CLI's migrate / dlq / effects / outbox, in the application's own process)
+export { operatorCommand } from './cli/operator.ts';
+export { collectedOutput, type Output } from './cli/output.ts';
 // consumer
 export { type ConsumerOptions, createConsumer, type EffectivelyConsumer } from './consumer/consumer.ts';
 export { ledgerEntry, upsert, versionGuard } from './consumer/patterns.ts';

@@ -4,6 +4,7 @@ import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import { kafkaTransport } from '../transport/kafka/transport.ts';
 import type { Transport } from '../transport/port.ts';
 import { postgresTransport } from '../transport/postgres/transport.ts';
+import { consoleOutput, type Output } from './output.ts';
 import { printable } from './printable.ts';
 import { progress } from './progress.ts';
 
@@ -48,27 +49,32 @@ function summary(letter: DeadLetter) {
   };
 }
 
-function print(letters: DeadLetter[], json: boolean, verb: string, count = letters.length): void {
+function print(output: Output, letters: DeadLetter[], json: boolean, verb: string, count = letters.length): void {
   if (json) {
-    console.log(JSON.stringify(letters.map(summary)));
+    output.log(JSON.stringify(letters.map(summary)));
     return;
   }
   for (const l of letters) {
     const line = `${l.id}\t${l.consumer}\t${l.topic}[${l.partition}]@${l.offset}\t${l.code}\t${l.attempts}x\t${l.reason.slice(0, 80)}`;
-    console.log(printable(line));
+    output.log(printable(line));
   }
-  console.log(`dlq: ${verb} ${count}`);
+  output.log(`dlq: ${verb} ${count}`);
 }
 
 /** effectively dlq list|show|redrive|discard — the dead-letter store from the command line. */
-export async function dlqCommand(db: Db, action: string | undefined, args: DlqArgs): Promise<number> {
+export async function dlqCommand(
+  db: Db,
+  action: string | undefined,
+  args: DlqArgs,
+  output: Output = consoleOutput,
+): Promise<number> {
   const store = deadLetterStore({ schema: args.schema });
   if (args.status !== undefined && !statuses.has(args.status)) {
-    console.error(`dlq: --status must be one of ${[...statuses].join(', ')}`);
+    output.error(`dlq: --status must be one of ${[...statuses].join(', ')}`);
     return 2;
   }
   if (args.transport !== undefined && !transports.has(args.transport)) {
-    console.error(`dlq: --transport must be one of ${[...transports].join(', ')}, not ${printable(args.transport)}`);
+    output.error(`dlq: --transport must be one of ${[...transports].join(', ')}, not ${printable(args.transport)}`);
     return 2;
   }
   const filter = {
@@ -86,18 +92,18 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
     ['--until', filter.until],
   ] as const) {
     if (date && Number.isNaN(date.getTime())) {
-      console.error(`dlq: ${name} must be a date or time (ISO 8601, e.g. 2026-12-01T10:00:00Z)`);
+      output.error(`dlq: ${name} must be a date or time (ISO 8601, e.g. 2026-12-01T10:00:00Z)`);
       return 2;
     }
   }
   switch (action) {
     case 'list':
-      print(await store.list(db, filter), args.json, 'listed');
+      print(output, await store.list(db, filter), args.json, 'listed');
       return 0;
     case 'show': {
       const letters = await store.list(db, filter);
       if (args.json)
-        console.log(
+        output.log(
           JSON.stringify(
             letters.map((l) => ({
               ...summary(l),
@@ -108,16 +114,15 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
         );
       else
         for (const l of letters)
-          console.log(
-            printable(JSON.stringify(summary(l), null, 2)),
-            `\npayload: ${printable(l.payload?.toString('utf8').slice(0, 2000) ?? 'null')}`,
+          output.log(
+            `${printable(JSON.stringify(summary(l), null, 2))} \npayload: ${printable(l.payload?.toString('utf8').slice(0, 2000) ?? 'null')}`,
           );
       return letters.length > 0 ? 0 : 1;
     }
     case 'redrive': {
       const selected = ['consumer', 'topic', 'code', 'ids', 'since', 'until'].some((name) => name in filter);
       if (!selected && !args.all && !args.dryRun) {
-        console.error(
+        output.error(
           "dlq: redrive with no filter would redrive every group's dead letters: select them (--consumer, --topic, --code, --ids, --since, --until), look first (--dry-run), or say --all",
         );
         return 2;
@@ -137,19 +142,19 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
           signal: stop.signal,
           onProgress: (done, total) => {
             if (args.json) return;
-            bar ??= progress('dlq redrive', total, 'redriven');
+            bar ??= progress('dlq redrive', total, 'redriven', output);
             bar.update(done);
           },
         });
         bar?.end();
-        print(letters, args.json, args.dryRun ? 'would redrive' : 'redriven');
+        print(output, letters, args.json, args.dryRun ? 'would redrive' : 'redriven');
         if (stop.signal.aborted) {
-          console.error('dlq: interrupted; run the same command again to resume');
+          output.error('dlq: interrupted; run the same command again to resume');
           return interrupted;
         }
       } catch (error) {
         if (error instanceof EffectivelyError && error.code === ErrorCodes.EFF_REDRIVE_BEYOND_RETENTION) {
-          console.error(`dlq: ${error.code}: ${error.message} (ids ${String(error.details.ids)}); --force to redrive`);
+          output.error(`dlq: ${error.code}: ${error.message} (ids ${String(error.details.ids)}); --force to redrive`);
           return 1;
         }
         throw error;
@@ -161,12 +166,12 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
     }
     case 'discard': {
       if (!args.ids) {
-        console.error('dlq: discard needs --ids (a decision per record, never a sweep by accident)');
+        output.error('dlq: discard needs --ids (a decision per record, never a sweep by accident)');
         return 2;
       }
       const letters = await store.list(db, filter);
       if (args.dryRun) {
-        print(letters, args.json, 'would discard');
+        print(output, letters, args.json, 'would discard');
         return 0;
       }
       // what was discarded, not what was listed: a letter redriven or discarded meanwhile is not
@@ -174,13 +179,13 @@ export async function dlqCommand(db: Db, action: string | undefined, args: DlqAr
         db,
         letters.map((l) => l.id),
       );
-      print(letters, args.json, 'discarded', discarded);
+      print(output, letters, args.json, 'discarded', discarded);
       if (discarded < letters.length && !args.json)
-        console.log(`dlq: ${letters.length - discarded} of those listed were no longer dead`);
+        output.log(`dlq: ${letters.length - discarded} of those listed were no longer dead`);
       return 0;
     }
     default:
-      console.error(
+      output.error(
         'usage: effectively dlq list|show|redrive|discard [--consumer g] [--topic t] [--code c] [--ids 1,2] [--status s] [--since t] [--until t] [--limit n] [--transport kafka|postgres] [--dry-run] [--force] [--all] [--json]',
       );
       return 2;

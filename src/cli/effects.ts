@@ -1,5 +1,6 @@
 import type { Db } from '../db/port.ts';
 import { createEffects, type Effect, type EffectStatus } from '../effects/ledger.ts';
+import { consoleOutput, type Output } from './output.ts';
 import { printable } from './printable.ts';
 
 export interface EffectsArgs {
@@ -41,17 +42,22 @@ function idsOf(args: EffectsArgs): string[] {
 }
 
 /** effectively effects list | revive --ids | cancel --ids | purge --older-than: the effects ledger. */
-export async function effectsCommand(db: Db, action: string | undefined, args: EffectsArgs): Promise<number> {
+export async function effectsCommand(
+  db: Db,
+  action: string | undefined,
+  args: EffectsArgs,
+  output: Output = consoleOutput,
+): Promise<number> {
   const effects = createEffects({ schema: args.schema });
   switch (action) {
     case 'list': {
       if (args.status !== undefined && !statuses.has(args.status)) {
-        console.error(`effects: --status is one of ${[...statuses].join(', ')}, not ${printable(args.status)}`);
+        output.error(`effects: --status is one of ${[...statuses].join(', ')}, not ${printable(args.status)}`);
         return 2;
       }
       const limit = args.limit === undefined ? undefined : Number(args.limit);
       if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) {
-        console.error(`effects: --limit takes a positive whole number, not ${printable(args.limit ?? '')}`);
+        output.error(`effects: --limit takes a positive whole number, not ${printable(args.limit ?? '')}`);
         return 2;
       }
       const listed = await effects.list(db, {
@@ -59,10 +65,10 @@ export async function effectsCommand(db: Db, action: string | undefined, args: E
         ...(args.kind === undefined ? {} : { kind: args.kind }),
         ...(limit === undefined ? {} : { limit }),
       });
-      if (args.json) console.log(JSON.stringify(listed));
+      if (args.json) output.log(JSON.stringify(listed));
       else {
-        for (const effect of listed) console.log(line(effect));
-        console.log(`effects: listed ${listed.length}`);
+        for (const effect of listed) output.log(line(effect));
+        output.log(`effects: listed ${listed.length}`);
       }
       return 0;
     }
@@ -70,34 +76,34 @@ export async function effectsCommand(db: Db, action: string | undefined, args: E
     case 'cancel': {
       const ids = idsOf(args);
       if (ids.length === 0) {
-        console.error(`effects: ${action} wants --ids a,b (a decision per effect, never a sweep by accident)`);
+        output.error(`effects: ${action} wants --ids a,b (a decision per effect, never a sweep by accident)`);
         return 2;
       }
       if (action === 'revive') {
-        console.log(`effects: revived ${await effects.revive(db, ids)}`);
+        output.log(`effects: revived ${await effects.revive(db, ids)}`);
         return 0;
       }
       const { cancelled, inDoubt } = await effects.cancel(db, ids);
-      console.log(`effects: cancelled ${cancelled.length} of ${ids.length}`);
+      output.log(`effects: cancelled ${cancelled.length} of ${ids.length}`);
       if (cancelled.length < ids.length)
-        console.log('effects: the others are done, already cancelled, unknown, or being sent right now (try again)');
+        output.log('effects: the others are done, already cancelled, unknown, or being sent right now (try again)');
       if (inDoubt.length > 0)
-        console.log(`effects: in doubt (an earlier call may have reached the provider): ${inDoubt.join(',')}`);
+        output.log(`effects: in doubt (an earlier call may have reached the provider): ${inDoubt.join(',')}`);
       return 0;
     }
     case 'purge': {
       const olderThanMs = durationMs(args.olderThan);
       if (olderThanMs === undefined) {
-        console.error(
+        output.error(
           'effects: purge wants --older-than <n>s|m|h|d (done and cancelled effects older than that are deleted; keep it at least the dedup retention)',
         );
         return 2;
       }
-      console.log(`effects: purged ${await effects.purge(db, { olderThanMs })}`);
+      output.log(`effects: purged ${await effects.purge(db, { olderThanMs })}`);
       return 0;
     }
     default:
-      console.error(usage);
+      output.error(usage);
       return 2;
   }
 }
