@@ -23,13 +23,15 @@ export function loadKafkaClient(): ClientModule {
   return loaded;
 }
 
+const oneLine = (error: unknown) => String((error as Error).message).replace(/\s+/g, ' ').trim();
+
 function kafkaClientUnavailable(error: unknown): EffectivelyError {
   const code = (error as { code?: unknown }).code;
   const missing = code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes(`'${packageName}'`);
   const message = missing
     ? `the Kafka transport needs the package ${packageName}, an optional peer dependency: ` +
       `npm install ${packageName} (it builds a native module; see the README's Install section)`
-    : `the Kafka client ${packageName} is installed but could not be loaded (${String((error as Error).message).split('\n')[0]}); ` +
+    : `the Kafka client ${packageName} is installed but could not be loaded (${oneLine(error)}); ` +
       `a native module built for another Node version needs \`npm rebuild ${packageName}\` (see the README's Install section)`;
   return new EffectivelyError(ErrorCodes.EFF_KAFKA_CLIENT_UNAVAILABLE, message, {
     cause: error,
