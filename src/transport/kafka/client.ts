@@ -23,7 +23,10 @@ export function loadKafkaClient(): ClientModule {
   return loaded;
 }
 
-const oneLine = (error: unknown) => String((error as Error).message).replace(/\s+/g, ' ').trim();
+const oneLine = (error: unknown) =>
+  String((error as Error).message)
+    .replace(/\s+/g, ' ')
+    .trim();
 
 function kafkaClientUnavailable(error: unknown): EffectivelyError {
   const code = (error as { code?: unknown }).code;
