@@ -7,33 +7,22 @@ import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
 import { errorFields, stderrLogger } from '../observability/logger.ts';
 import { fullJitter } from '../observability/sleep.ts';
-import type {
-  Batch,
-  BatchControl,
-  Consumer,
-  IncomingRecord,
-  Producer,
-  TopicPartition,
-  TopicPartitionOffset,
-} from '../transport/port.ts';
-import { positionAfter } from '../transport/position.ts';
+import type { Batch, BatchControl, Consumer, IncomingRecord, Producer, TopicPartition } from '../transport/port.ts';
 import { createApplier, type Decoded, HandlerFailure } from './apply.ts';
 import { isContention, isLeaseLost, isPermanent, outageProbe } from './classify.ts';
 import { createDrainer } from './key-order/drain.ts';
 import { KeyOrder } from './key-order/key-order.ts';
+import { lanesOf, resolveConcurrency, runLanes } from './lanes.ts';
 import type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
 import { PausedRetries } from './paused-retries.ts';
+import { createRetryTopics, prepareBatch } from './prepare.ts';
+import { Progress } from './progress.ts';
 import { purgeProcessed } from './retention.ts';
-import { attemptsOf, dueOf, groupOf, originalOf, RetryTopics } from './retry-topics.ts';
+import { attemptsOf, groupOf, originalOf, RetryTopics } from './retry-topics.ts';
 import { Settler } from './settle.ts';
 import type { Outcome } from './types.ts';
 
 export type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
-
-/** The position after a committed range. */
-function nextPosition(range: Decoded[]): TopicPartitionOffset {
-  return positionAfter(range.at(-1)!.record);
-}
 
 /**
  * The idempotent consumer. For each batch, in ONE database transaction: claim the batch's event ids in
@@ -64,6 +53,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   const isOutage = outageProbe(db);
   const retryTopics = options.retryTopics ? new RetryTopics(options.topics, options.retryTopics) : undefined;
   const keyOrder = options.keyOrdered ? new KeyOrder(schema, group) : undefined;
+  const concurrency = resolveConcurrency(options.concurrency);
 
   let transportConsumer: Consumer | undefined;
   let held = false;
@@ -111,7 +101,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
    * One database transaction for a range of one partition: park what waits behind a held key, claim and apply the rest,
    * release the holds their holders were (key-ordered), and commit the offset along when the log is in this database.
    */
-  async function applyRange(range: Decoded[], signal: AbortSignal): Promise<Outcome[]> {
+  async function applyRange(range: Decoded[], signal: AbortSignal, progress: Progress): Promise<Outcome[]> {
     return db.transaction(async (tx) => {
       const topic = range[0]!.record.topic;
       const fromMain = retryTopics === undefined || retryTopics.stageOf(topic).stage === 0;
@@ -123,28 +113,12 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       }
       if (offsetsInTransaction) {
         // The log lives in this database: the offset commits with the effects, exactly once inside one database.
-        await transportConsumer!.commitWithin!(tx, [nextPosition(range)]);
+        // Never past the batch's lowest unfinished record (keys in parallel finish out of offset order).
+        await transportConsumer!.commitWithin!(tx, [progress.positionWith(range.map((item) => item.record))]);
       }
       await options.faults?.('consumer:before-db-commit');
       return outcomes;
     });
-  }
-
-  /** The retry and dead-letter topics of every main topic (created with its partitions, unless told not to). */
-  async function createRetryTopics(chain: RetryTopics): Promise<string[]> {
-    const subscriptions = chain.subscriptions().filter((t) => keepDeadLetters || chain.stageOf(t).stage !== 'dlt');
-    if (options.retryTopics?.create === false) return subscriptions;
-    const admin = options.transport.admin();
-    try {
-      for (const main of options.topics) {
-        const partitions = (await admin.endOffsets(main)).length || 1;
-        const chained = subscriptions.filter((t) => t !== main && chain.stageOf(t).main === main);
-        await admin.createTopics(chained.map((topic) => ({ topic, partitions })));
-      }
-    } finally {
-      await admin.close();
-    }
-    return subscriptions;
   }
 
   function stopPartition(record: IncomingRecord, error: unknown, control: BatchControl): void {
@@ -197,11 +171,17 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   }
 
   /** A record that cannot be applied now: forwarded, dead-lettered, or retried in place; false when the batch stops. */
-  async function failed(record: IncomingRecord, error: unknown, control: BatchControl): Promise<boolean> {
+  async function failed(
+    record: IncomingRecord,
+    error: unknown,
+    control: BatchControl,
+    progress: Progress,
+  ): Promise<boolean> {
     if (await waitOutside(record, error, control)) return false;
     if (retryTopics) {
-      if (!(await settler.forward(record, error, attemptsOf(record) + 1, control.signal))) return false;
-      control.resolve(record.offset);
+      if (!(await settler.forward(record, error, attemptsOf(record) + 1, control.signal, record, progress)))
+        return false;
+      progress.finished([record]);
       return true;
     }
     const { attempts, firstFailedAt } = retries.failed(record);
@@ -210,9 +190,10 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
         stopPartition(record, error, control);
         return false;
       }
-      if (!(await settler.giveUp(record, { record, error, attempts, firstFailedAt }, control.signal))) return false;
-      retries.settled(record);
-      control.resolve(record.offset);
+      const input = { record, error, attempts, firstFailedAt };
+      if (!(await settler.giveUp(record, input, control.signal, progress))) return false;
+      retries.settled([record]);
+      progress.finished([record]);
       return true;
     }
     // Retry in place after a backoff, with only this partition paused: the others keep flowing meanwhile.
@@ -230,7 +211,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
   }
 
   /** Applies `items` in order; returns false when it stopped early (closing, revoked, paused or stopped). */
-  async function applyAll(items: Decoded[], control: BatchControl): Promise<boolean> {
+  async function applyAll(items: Decoded[], control: BatchControl, progress: Progress): Promise<boolean> {
     let start = 0;
     let end = items.length;
     // A record known to fail (the handler named it): settled after the records before it, without a second call.
@@ -238,7 +219,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     while (start < items.length) {
       if (control.signal.aborted) return false;
       if (known?.at === start) {
-        if (!(await failed(items[start]!.record, known.error, control))) return false;
+        if (!(await failed(items[start]!.record, known.error, control, progress))) return false;
         known = undefined;
         start += 1;
         end = items.length;
@@ -247,7 +228,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       const range = items.slice(start, end);
       let outcomes: Outcome[];
       try {
-        outcomes = await applyRange(range, control.signal);
+        outcomes = await applyRange(range, control.signal, progress);
       } catch (caught) {
         const error = caught instanceof HandlerFailure ? caught.error : caught;
         // The partition is no longer this member's (or the consumer stops): no attempt counted, nothing forwarded or
@@ -267,7 +248,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           if (failure.exact) known = { at: end, error: failure.error };
           continue;
         }
-        if (!(await failed(items[start]!.record, failure.error, control))) return false;
+        if (!(await failed(items[start]!.record, failure.error, control, progress))) return false;
         start += 1;
         end = items.length;
         continue;
@@ -277,10 +258,9 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       if (options.onOutcome) {
         for (const [index, outcome] of outcomes.entries()) options.onOutcome(range[index]!.event, outcome);
       }
-      const last = range.at(-1)!.record;
-      if (!offsetsInTransaction) settler.commitInBackground(last);
-      control.resolve(last.offset);
-      retries.settled(last);
+      const records = range.map((item) => item.record);
+      retries.settled(records);
+      progress.finished(records);
       start = end;
       end = items.length;
     }
@@ -299,38 +279,6 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
     }
   }
 
-  /**
-   * The records of a batch to apply now: decoded, up to the first that cannot be decoded (`poison`) and, on a retry
-   * topic, up to the first that is not due yet (`waitUntil`); another group's records in a retry topic are passed over.
-   */
-  async function prepare(batch: Batch) {
-    const retryStage = retryTopics !== undefined && retryTopics.stageOf(batch.topic).stage !== 0;
-    const items: Decoded[] = [];
-    let poison: { record: IncomingRecord; error: unknown } | undefined;
-    let waitUntil: { record: IncomingRecord; due: number } | undefined;
-    let others: IncomingRecord | undefined;
-    for (const record of batch.records) {
-      if (retryStage) {
-        if (groupOf(record) !== group) {
-          if (items.length === 0) others = record;
-          continue;
-        }
-        const due = dueOf(record);
-        if (due > Date.now()) {
-          waitUntil = { record, due };
-          break;
-        }
-      }
-      try {
-        items.push({ event: await decode(record), record });
-      } catch (error) {
-        poison = { record, error };
-        break;
-      }
-    }
-    return { items, poison, waitUntil, others };
-  }
-
   async function handleBatch(batch: Batch, control: BatchControl): Promise<void> {
     if (held) {
       // Paused by the application (e.g. a circuit breaker is open): nothing of this batch is applied; lag grows.
@@ -339,12 +287,23 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       return;
     }
     if (retryTopics?.stageOf(batch.topic).stage === 'dlt') return keepFromDeadLetterTopic(batch, control);
-    const { items, poison, waitUntil, others } = await prepare(batch);
+    const { items, poison, waitUntil, others } = await prepareBatch(batch, { retryTopics, group, decode });
+    const tracked = [
+      ...(others ? [others] : []),
+      ...items.map((item) => item.record),
+      ...(poison ? [poison.record] : []),
+    ];
+    // Resolved and committed up to the lowest record not finished yet, whatever order the lanes finish in.
+    const progress = new Progress(batch, tracked, (through, position) => {
+      control.resolve(through);
+      if (!offsetsInTransaction) settler.commitInBackground(position);
+    });
     // Another group's records before the first of ours are moved over; those between ours go with our next commit.
-    if (others && !(await settler.moveOver(others, control.signal))) return;
-    if (others) control.resolve(others.offset);
-    if (!(await applyAll(items, control))) return;
-    if (poison) await failed(poison.record, poison.error, control);
+    if (others && !(await settler.moveOver(others, control.signal, progress))) return;
+    if (others) progress.finished([others]);
+    const lanes = lanesOf(items, concurrency.mode);
+    if (!(await runLanes(lanes, concurrency.max, (lane) => applyAll(lane, control, progress)))) return;
+    if (poison) await failed(poison.record, poison.error, control, progress);
     else if (waitUntil) {
       // A retry topic's head is not due: pause its partition until it is; never sleep holding it.
       pauseFor(waitUntil.record, waitUntil.due - Date.now(), control);
@@ -357,7 +316,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
       starting ??= (async () => {
         // Redrive reads this to refuse replays older than the dedup window.
         await db.query(groupSettings, [group, options.retention?.keepMs ?? null]);
-        const topics = retryTopics ? await createRetryTopics(retryTopics) : options.topics;
+        const topics = retryTopics ? await createRetryTopics(options, retryTopics) : options.topics;
         transportConsumer = options.transport.consumer({
           group,
           topics,

@@ -5,6 +5,7 @@ import type { FaultInjector } from '../observability/faults.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IncomingRecord, Transport } from '../transport/port.ts';
 import type { PermanentErrors } from './classify.ts';
+import type { Concurrency } from './lanes.ts';
 import type { RetryTopicsOptions } from './retry-topics.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
 
@@ -76,6 +77,13 @@ export interface ConsumerOptions {
    * discarded. Other keys keep flowing. Records without a key or without a valid event id never hold a key.
    */
   keyOrdered?: boolean;
+  /**
+   * Records of one partition applied at once (default `{ mode: 'partition' }`: in offset order, one transaction at a
+   * time). `{ mode: 'key', max: N }`: records of different keys run concurrently in up to N lanes (default 16), each key
+   * strictly in order, each lane in its own transaction; the committed offset never passes the lowest record not yet
+   * finished. See docs/concurrency.md.
+   */
+  concurrency?: Concurrency;
   /** How often a key-ordered consumer looks for released holds besides right after releasing one (default 1000 ms). */
   drainIntervalMs?: number;
   /**

@@ -12,28 +12,34 @@ interface Failing {
  * across the re-fetches in between.
  */
 export class PausedRetries {
-  readonly #failing = new Map<string, Failing>();
+  /** Per partition, the failing records by offset (several at once when keys run in parallel). */
+  readonly #failing = new Map<string, Map<string, Failing>>();
   readonly #timers = new Set<NodeJS.Timeout>();
 
   static #key(tp: TopicPartition): string {
     return `${tp.topic}\u0000${tp.partition}`;
   }
 
-  /** Counts one more failed attempt of `record` (a different offset on that partition starts again at one). */
+  /** Counts one more failed attempt of `record` (a different offset starts again at one). */
   failed(record: IncomingRecord): Failing {
     const key = PausedRetries.#key(record);
-    const known = this.#failing.get(key);
-    const next =
-      known && known.offset === record.offset
-        ? { ...known, attempts: known.attempts + 1 }
-        : { offset: record.offset, attempts: 1, firstFailedAt: new Date() };
-    this.#failing.set(key, next);
+    const failing = this.#failing.get(key) ?? new Map<string, Failing>();
+    this.#failing.set(key, failing);
+    const known = failing.get(record.offset);
+    const next = known
+      ? { ...known, attempts: known.attempts + 1 }
+      : { offset: record.offset, attempts: 1, firstFailedAt: new Date() };
+    failing.set(record.offset, next);
     return next;
   }
 
-  /** The partition moved on (applied or dead-lettered): forget its failing record. */
-  settled(tp: TopicPartition): void {
-    this.#failing.delete(PausedRetries.#key(tp));
+  /** These records were applied or dead-lettered: forget their failures. */
+  settled(records: readonly IncomingRecord[]): void {
+    for (const record of records) {
+      const failing = this.#failing.get(PausedRetries.#key(record));
+      if (!failing?.delete(record.offset)) continue;
+      if (failing.size === 0) this.#failing.delete(PausedRetries.#key(record));
+    }
   }
 
   /** Calls `resume` after `delayMs`, unless closed first. */

@@ -3,11 +3,12 @@ import type { DeadLetterStore } from '../deadletter/store.ts';
 import { eventKeyOfRecord } from '../envelope/cloudevents.ts';
 import { errorFields, type Logger } from '../observability/logger.ts';
 import { fullJitter, sleep } from '../observability/sleep.ts';
-import type { Consumer, IncomingRecord, Producer } from '../transport/port.ts';
+import type { Consumer, IncomingRecord, Producer, TopicPartitionOffset } from '../transport/port.ts';
 import { positionAfter } from '../transport/position.ts';
 import { isLeaseLost } from './classify.ts';
 import type { KeyOrder } from './key-order/key-order.ts';
 import type { ConsumerOptions } from './options.ts';
+import type { Progress } from './progress.ts';
 import { originalOf, type RetryTopics } from './retry-topics.ts';
 
 /** What the consumer knows once it runs, and what settling a record needs of it. */
@@ -59,7 +60,12 @@ export class Settler {
    * Runs `work` and moves past `consumed` (its offset; or, for a parked record, its parked row), retrying until it
    * commits; false when stopped first.
    */
-  async #settle(consumed: Consumed, signal: AbortSignal, work: (tx: Queryable) => Promise<void>) {
+  async #settle(
+    consumed: Consumed,
+    signal: AbortSignal,
+    work: (tx: Queryable) => Promise<void>,
+    progress: Progress | undefined,
+  ) {
     const moveOffset = !('parkedId' in consumed);
     const { db, logger, backoff } = this.ctx;
     for (let attempt = 1; ; attempt++) {
@@ -68,8 +74,11 @@ export class Settler {
         await db.transaction(async (tx) => {
           await work(tx);
           if (!moveOffset) await this.ctx.keyOrder!.unpark(tx, consumed.parkedId);
-          else if (this.ctx.offsetsInTransaction())
-            await this.ctx.transportConsumer().commitWithin!(tx, [positionAfter(consumed)]);
+          else if (this.ctx.offsetsInTransaction()) {
+            // With a batch's progress, never past its lowest unfinished record (keys finish out of offset order).
+            const position = progress ? progress.positionWith([consumed]) : positionAfter(consumed);
+            await this.ctx.transportConsumer().commitWithin!(tx, [position]);
+          }
         });
         break;
       } catch (error) {
@@ -82,15 +91,16 @@ export class Settler {
         await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
       }
     }
-    if (moveOffset && !this.ctx.offsetsInTransaction()) this.commitInBackground(consumed);
+    // With a batch's progress, its caller moves the position (and commits it) once the record is finished.
+    if (moveOffset && !progress && !this.ctx.offsetsInTransaction()) this.commitInBackground(positionAfter(consumed));
     return true;
   }
 
   /** The offset commit after the database commit does not hold up the next batch; a lost one means a deduplicated redelivery. */
-  commitInBackground(record: IncomingRecord): void {
+  commitInBackground(position: TopicPartitionOffset): void {
     this.ctx
       .transportConsumer()
-      .commit([positionAfter(record)])
+      .commit([position])
       .catch((error: unknown) => {
         // A commit refused for a lost lease: the partition's next holder redelivers from the committed offset.
         if (isLeaseLost(error)) this.ctx.logger.info('offset commit refused: lease lost', errorFields(error));
@@ -100,22 +110,27 @@ export class Settler {
   }
 
   /** Moves past a record this group has nothing to do with (another group's record in a shared retry topic). */
-  moveOver(consumed: IncomingRecord, signal: AbortSignal): Promise<boolean> {
-    return this.#settle(consumed, signal, async () => undefined);
+  moveOver(consumed: IncomingRecord, signal: AbortSignal, progress?: Progress): Promise<boolean> {
+    return this.#settle(consumed, signal, async () => undefined, progress);
   }
 
   /**
    * Keeps `input.record` as a dead letter (holding its key when key-ordered) and moves past `consumed` (the same record,
    * or its copy on the dead-letter topic).
    */
-  async giveUp(consumed: Consumed, input: KeepInput, signal: AbortSignal): Promise<boolean> {
+  async giveUp(consumed: Consumed, input: KeepInput, signal: AbortSignal, progress?: Progress): Promise<boolean> {
     const { group, store, keyOrder, logger } = this.ctx;
     const eventId = eventKeyOfRecord(input.record); // the dedup key (source + id), what key holds compare
     let id: string | undefined;
-    const done = await this.#settle(consumed, signal, async (tx) => {
-      id = await store.keep(tx, { consumer: group, eventId, ...input });
-      if (keyOrder && eventId) await keyOrder.hold(tx, input.record, eventId);
-    });
+    const done = await this.#settle(
+      consumed,
+      signal,
+      async (tx) => {
+        id = await store.keep(tx, { consumer: group, eventId, ...input });
+        if (keyOrder && eventId) await keyOrder.hold(tx, input.record, eventId);
+      },
+      progress,
+    );
     if (!done) return false;
     const { record, error, attempts } = input;
     logger.error('record dead-lettered', {
@@ -142,6 +157,7 @@ export class Settler {
     attempts: number,
     signal: AbortSignal,
     consumed: Consumed = record,
+    progress?: Progress,
   ): Promise<boolean> {
     const { group, keyOrder, retryTopics, logger, backoff } = this.ctx;
     const outgoing = retryTopics!.forward(record, error, attempts, group, this.ctx.isPermanent(error));
@@ -158,7 +174,7 @@ export class Settler {
           const original = originalOf(record);
           const reason = `${reasonOf(error)}; forwarding to ${outgoing.topic} failed: ${reasonOf(sendError)}`;
           const input = { record: original.record, error, attempts, firstFailedAt: original.firstFailedAt, reason };
-          return this.giveUp(consumed, input, signal);
+          return this.giveUp(consumed, input, signal, progress);
         }
         await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
       }
@@ -173,8 +189,13 @@ export class Settler {
       attempts,
       ...errorFields(error),
     });
-    return this.#settle(consumed, signal, async (tx) => {
-      if (keyOrder && eventId && fromMain) await keyOrder.hold(tx, record, eventId);
-    });
+    return this.#settle(
+      consumed,
+      signal,
+      async (tx) => {
+        if (keyOrder && eventId && fromMain) await keyOrder.hold(tx, record, eventId);
+      },
+      progress,
+    );
   }
 }
