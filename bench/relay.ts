@@ -27,11 +27,13 @@ export async function relaySaturation(db: Db, transport: Transport, schema: stri
     }),
   );
   let published = 0;
-  const producer = transport.producer();
-  await producer.connect(); // connection set-up is not throughput
+  const first = transport.producer();
+  await first.connect(); // connection set-up is not throughput
+  let made = 0;
   const relay = createRelay({
     db,
-    producer,
+    // The first producer is the one connected above; a producer that fails fatally is replaced by a new one.
+    producerFactory: () => (made++ === 0 ? first : transport.producer()),
     schema,
     batchSize: 1000,
     logger: silentLogger,
@@ -74,7 +76,7 @@ export async function endToEnd(
       if (at !== undefined) latencies.push(performance.now() - at);
     },
   });
-  const relay = createRelay({ db, producer: transport.producer(), schema, logger: silentLogger });
+  const relay = createRelay({ db, producerFactory: () => transport.producer(), schema, logger: silentLogger });
   await consumer.start();
   await relay.start();
   // Warm up: the group is joined and every hop has carried an event before the clock starts.

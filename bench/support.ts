@@ -61,15 +61,21 @@ export interface Run {
   events: number;
   seconds: number;
   eps: number;
+  /** This process's CPU time (all threads: the client's librdkafka threads too) per 1000 records, in ms. */
+  cpu_ms_per_1000: number;
 }
 
 /** Times from the first batch to the `events`-th record: group joins are not throughput. */
 export function clock(events: number) {
   let first = 0;
+  let cpu = process.cpuUsage();
   let seen = 0;
   return {
     add(n: number) {
-      if (first === 0) first = performance.now();
+      if (first === 0) {
+        first = performance.now();
+        cpu = process.cpuUsage();
+      }
       seen += n;
     },
     get done() {
@@ -77,7 +83,13 @@ export function clock(events: number) {
     },
     result(): Run {
       const seconds = (performance.now() - first) / 1000;
-      return { events: seen, seconds: round(seconds), eps: Math.round(seen / seconds) };
+      const used = process.cpuUsage(cpu);
+      return {
+        events: seen,
+        seconds: round(seconds),
+        eps: Math.round(seen / seconds),
+        cpu_ms_per_1000: round((used.user + used.system) / seen),
+      };
     },
   };
 }
