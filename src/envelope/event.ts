@@ -1,4 +1,6 @@
+import { isStorable, storableText } from '../db/storable.ts';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
+import { topicNameProblem } from './topic-name.ts';
 import { isUuid, uuidv7 } from './uuidv7.ts';
 
 /**
@@ -41,35 +43,79 @@ export interface NewEvent<T = unknown> {
   headers?: Record<string, string>;
 }
 
-function requireText(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new EffectivelyError(ErrorCodes.EFF_INVALID_EVENT, `event \`${field}\` must be a non-empty string`, {
-      details: { field },
-    });
+function invalid(message: string, field: string): EffectivelyError {
+  return new EffectivelyError(ErrorCodes.EFF_INVALID_EVENT, message, { details: { field } });
+}
+
+/** Non-empty text a text or jsonb column (the outbox) and a Kafka header can hold: no NUL, no lone surrogate. */
+function requireText(field: string, value: unknown): void {
+  if (typeof value !== 'string' || value.length === 0)
+    throw invalid(`event \`${field}\` must be a non-empty string`, field);
+  if (!isStorable(value)) {
+    throw invalid(
+      `event \`${field}\` holds a NUL character or a lone UTF-16 surrogate (not storable, not UTF-8 text)`,
+      field,
+    );
   }
-  return value;
+}
+
+function requireTopic(value: unknown): void {
+  const problem = topicNameProblem(value);
+  if (problem !== undefined) {
+    throw invalid(
+      `event \`topic\` ${storableText(JSON.stringify(String(value)).slice(0, 300))} ${problem} (Kafka's rule, on every transport)`,
+      'topic',
+    );
+  }
+}
+
+function requireHeaders(headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    requireText(`headers[${JSON.stringify(storableText(name))}]`, name);
+    if (typeof value !== 'string' || !isStorable(value)) {
+      throw invalid(
+        `event header \`${storableText(name)}\` must be a string without NUL or lone surrogates`,
+        'headers',
+      );
+    }
+  }
 }
 
 /** Builds an event, giving it its one and only id. */
 export function createEvent<T>(input: NewEvent<T>): Event<T> {
-  const id = input.id ?? uuidv7();
-  if (!isUuid(id)) {
-    // The outbox keeps its rows under a uuid id; consumers accept any non-empty id from other producers.
-    throw new EffectivelyError(ErrorCodes.EFF_INVALID_EVENT, `event id \`${id}\` is not a UUID (the outbox needs one)`);
-  }
-  if (input.version !== undefined && !Number.isSafeInteger(input.version)) {
-    throw new EffectivelyError(ErrorCodes.EFF_INVALID_EVENT, 'event `version` must be a safe integer');
-  }
   const time = input.time instanceof Date ? input.time.toISOString() : (input.time ?? new Date().toISOString());
-  return {
-    id: id.toLowerCase(),
-    topic: requireText('topic', input.topic),
-    type: requireText('type', input.type),
-    source: requireText('source', input.source),
-    key: requireText('key', input.key),
+  const id = input.id ?? uuidv7();
+  const event: Event<T> = {
+    id: typeof id === 'string' ? id.toLowerCase() : id,
+    topic: input.topic,
+    type: input.type,
+    source: input.source,
+    key: input.key,
     ...(input.version === undefined ? {} : { version: input.version }),
     time,
     data: input.data,
     ...(input.headers === undefined ? {} : { headers: { ...input.headers } }),
   };
+  assertValidEvent(event);
+  return event;
+}
+
+/**
+ * Checks what an event must be to be stored in the outbox and published on any transport: a UUID id, a topic name
+ * Kafka accepts, non-empty storable text for type, source and key, an integer version, storable headers. Throws
+ * `EFF_INVALID_EVENT` naming the field. `createEvent` and the outbox's `enqueue` run it.
+ */
+export function assertValidEvent(event: Event): void {
+  if (typeof event.id !== 'string' || !isUuid(event.id)) {
+    // The outbox keeps its rows under a uuid id; consumers accept any non-empty id from other producers.
+    throw invalid(`event id \`${storableText(String(event.id))}\` is not a UUID (the outbox needs one)`, 'id');
+  }
+  if (event.version !== undefined && !Number.isSafeInteger(event.version)) {
+    throw invalid('event `version` must be a safe integer', 'version');
+  }
+  requireTopic(event.topic);
+  requireText('type', event.type);
+  requireText('source', event.source);
+  requireText('key', event.key);
+  if (event.headers !== undefined) requireHeaders(event.headers);
 }

@@ -4,6 +4,7 @@ import type { Queryable } from '../db/port.ts';
 import { loadSql } from '../db/sql.ts';
 import { type ContentModes, encodeEventAs, modeFor } from '../envelope/cloudevents.ts';
 import type { Event } from '../envelope/event.ts';
+import { assertValidEvent } from '../envelope/event.ts';
 import { invalidOptions } from '../errors.ts';
 import { encodingOf } from '../schema/serde/envelope.ts';
 import type { Serde } from '../schema/serde/serde.ts';
@@ -64,6 +65,7 @@ export function createOutbox(options: OutboxOptions = {}): Outbox {
       const headers: string[] = [];
       const payloads: (Buffer | null)[] = [];
       for (const event of events) {
+        assertValidEvent(event); // built by hand, or by an upcaster: the same rules as createEvent
         const encoding = options.serde ? await encodingOf(options.serde, event) : undefined;
         const record = encodeEventAs(event, modeFor(options.modes, event.topic), encoding);
         ids.push(event.id);
