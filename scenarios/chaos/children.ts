@@ -1,12 +1,11 @@
 // The chaos run's child processes (writer, relay, consumer): spawned, restarted when they die, killed on demand.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { sleep } from '../../src/observability/sleep.ts';
+import { type ChildEntries, throughTsx } from './bundle.ts';
 import { type ChaosConfig, configToEnv } from './config.ts';
 
 export type Role = 'writer' | 'relay' | 'consumer';
 
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const armPoints: Record<Role, string> = {
   writer: 'writer:after-save',
   relay: 'relay:after-publish',
@@ -31,6 +30,8 @@ interface Child {
 /** One kill of a role and how long until the process that replaced it applied (consumer) or published (relay). */
 export interface Recovery {
   role: Role;
+  /** When the killed process died (epoch ms, as the parent saw its exit). */
+  killedAt: number;
   /** Seconds from the kill to the successor's first applied event or published row. */
   seconds: number;
   /** Where they went: kill to spawn, spawn to code loaded (node, tsx, imports), loaded to started, started to applied. */
@@ -61,7 +62,13 @@ const alive = (child: Child) => child.process.exitCode === null && child.process
 
 export function chaosChildren(
   config: ChaosConfig,
-  options: { crashAt?: Partial<Record<Role, string>>; env?: Record<string, string>; log: (line: string) => void },
+  options: {
+    crashAt?: Partial<Record<Role, string>>;
+    env?: Record<string, string>;
+    /** How each role is started (default through tsx; the run bundles them first: see bundle.ts). */
+    entries?: ChildEntries;
+    log: (line: string) => void;
+  },
 ): Children {
   const { log } = options;
   const children = new Map<Role, Child>();
@@ -86,6 +93,7 @@ export function chaosChildren(
       const s = (ms: number) => ms / 1000;
       recoveries.push({
         role: entry.role,
+        killedAt: entry.recovering,
         seconds: s(now - entry.recovering),
         phases: {
           respawn: s(spawned - entry.recovering),
@@ -101,7 +109,7 @@ export function chaosChildren(
   function spawnChild(role: Role, recovering?: number): void {
     const crashAt = firstStart.has(role) ? undefined : options.crashAt?.[role];
     firstStart.add(role);
-    const child = spawn(process.execPath, ['--import', 'tsx', here(`./${role}.ts`)], {
+    const child = spawn(process.execPath, (options.entries ?? throughTsx).args(role), {
       env: {
         ...process.env,
         ...options.env,

@@ -1,5 +1,5 @@
 // npm run chaos -- --events N --kills K [--restart-broker B] [--restart-postgres P] [--timeout S]
-//   [--nodes 3 [--kill-broker-for-good NODE]] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
+//   [--nodes 3 [--kill-broker-for-good NODE]] [--kill-roles relay,consumer] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
 //   [--private-postgres] [--keep]
 // Runs the order writer, the relay and the notification consumer as child processes on real Kafka + PostgreSQL,
 // SIGKILLs relay and consumer K times (half of them at named hops), SIGKILLs the broker and starts it again B times,
@@ -22,6 +22,7 @@ const { values } = parseArgs({
     'private-postgres': { type: 'boolean', default: false },
     nodes: { type: 'string', default: '1' },
     'kill-broker-for-good': { type: 'string' },
+    'kill-roles': { type: 'string' },
     timeout: { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
@@ -38,6 +39,9 @@ const result = await runChaos({
   privatePostgres: values['private-postgres'],
   brokers: { nodes: Number(values.nodes) },
   ...(values['kill-broker-for-good'] ? { killBrokerForGood: Number(values['kill-broker-for-good']) } : {}),
+  ...(values['kill-roles']
+    ? { killRoles: values['kill-roles'].split(',') as ('relay' | 'consumer' | 'writer')[] }
+    : {}),
   ...(values.rate ? { rate: Number(values.rate) } : {}),
   ...(values.timeout ? { timeoutMs: Number(values.timeout) * 1000 } : {}),
   keep: values.keep,

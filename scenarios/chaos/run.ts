@@ -7,6 +7,7 @@ import { sleep } from '../../src/observability/sleep.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { auditStory } from '../boxoffice/audit.ts';
 import { type BrokerSetup, killBrokerForGood, readyBrokers, restartBroker } from './brokers.ts';
+import { childEntries } from './bundle.ts';
 import { chaosChildren, type Recovery, type Role } from './children.ts';
 import type { ChaosConfig } from './config.ts';
 import { defaultTimeoutMs } from './ending.ts';
@@ -42,6 +43,8 @@ export interface ChaosOptions {
   mode?: ChaosConfig['mode'];
   /** Orders per second written (default: events / 10 s, at least 500). */
   rate?: number;
+  /** Roles the kills take in turn (default: the relay — the writer for `no-outbox` — and the consumer). */
+  killRoles?: Role[];
   /** Crash points armed in each role's first incarnation (deterministic crash tests). */
   crashAt?: Partial<Record<Role, string>>;
   /** Give up after this long (default scaled to the run: see `defaultTimeoutMs`). */
@@ -116,8 +119,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const db = pgDb({ max: 2, ...(privatePg ? { connectionString: privatePg.url } : {}) });
   const transport = kafkaTransport({ brokers });
   const admin = transport.admin();
+  const roles: Role[] = config.mode === 'no-outbox' ? ['writer', 'consumer'] : ['writer', 'relay', 'consumer'];
+  const entries = await childEntries(roles, log);
   const children = chaosChildren(config, {
     ...(options.crashAt ? { crashAt: options.crashAt } : {}),
+    entries,
     env: { KAFKA_BROKERS: brokers.join(','), ...(privatePg ? { DATABASE_URL: privatePg.url } : {}) },
     log,
   });
@@ -126,6 +132,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let brokerKilledForGood: number | undefined;
   let forGoodAttempted = 0;
   const held = new Set(options.holdUntilWritten ?? []);
+  const killRoles: Role[] = options.killRoles ?? [config.mode === 'no-outbox' ? 'writer' : 'relay', 'consumer'];
   const frozen = new Set<Role>();
 
   const measure = () => untilUp(() => auditStory(db, config.schema), { what: 'auditor', log });
@@ -134,7 +141,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await untilUp(() => migrate(db, { schema: config.schema }), { what: 'auditor', log });
     await db.query(loadSql(import.meta.url, '../boxoffice/schema.sql', config.schema));
     await admin.createTopics([{ topic: config.topic, partitions: 6 }]);
-    const roles: Role[] = config.mode === 'no-outbox' ? ['writer', 'consumer'] : ['writer', 'relay', 'consumer'];
     for (const role of roles) if (!held.has(role)) children.spawn(role);
 
     const deadline = Date.now() + (options.timeoutMs ?? defaultTimeoutMs({ ...options, ...restartsWanted }));
@@ -172,10 +178,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       const owedAtTheEnd = writerFinished && Date.now() - idleSince > idleMs / 3;
       const due = (done: number, of: number, offset: number) =>
         done < of && (delivered >= ((done + offset) / (of + 1)) * config.events || owedAtTheEnd);
-      // Kill i lands when i/(kills+1) of the events were delivered, alternating relay and consumer.
+      // Kill i lands when i/(kills+1) of the events were delivered, taking the kill roles in turn.
       if (due(killsDone, options.kills, 1)) {
-        const producerSide: Role = config.mode === 'no-outbox' ? 'writer' : 'relay';
-        const preferred: Role = killsDone % 2 === 1 ? 'consumer' : producerSide;
+        const preferred = killRoles[killsDone % killRoles.length]!;
         // A writer that has finished cannot be killed any more: the consumer takes its turn.
         const role: Role = children.finished(preferred) ? 'consumer' : preferred;
         // A kill that found no live child (it was just being replaced, or had finished) is tried again.
@@ -265,6 +270,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     };
   } finally {
     children.killAll();
+    await entries.cleanup();
     if (!options.keep) {
       await db.query(`DROP SCHEMA IF EXISTS ${config.schema} CASCADE`).catch(() => undefined);
       await admin.deleteTopics([config.topic]).catch(() => undefined);
