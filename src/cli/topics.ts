@@ -1,3 +1,4 @@
+import { topicNameProblem } from '../envelope/topic-name.ts';
 import { kafkaTransport } from '../transport/kafka/transport.ts';
 import { printable } from './printable.ts';
 
@@ -6,9 +7,6 @@ export interface TopicsArgs {
   partitions?: string | undefined;
 }
 
-// Kafka's own rule for topic names: 1 to 249 of these characters, and not `.` or `..`.
-const legalName = /^[a-zA-Z0-9._-]{1,249}$/;
-
 /**
  * effectively topics create <topic>... [--partitions n]: creates the topics that do not exist yet (the cluster's
  * default replication factor; existing ones are left as they are), like `migrate` for the database. For clusters that
@@ -16,14 +14,14 @@ const legalName = /^[a-zA-Z0-9._-]{1,249}$/;
  */
 export async function topicsCommand(action: string | undefined, args: TopicsArgs): Promise<number> {
   const partitions = args.partitions === undefined ? 6 : Number(args.partitions);
-  const bad = args.topics.find((topic) => !legalName.test(topic) || topic === '.' || topic === '..');
+  const bad = args.topics.find((topic) => topicNameProblem(topic) !== undefined);
   if (
     action !== 'create' ||
     args.topics.length === 0 ||
     bad !== undefined ||
     !(Number.isInteger(partitions) && partitions > 0)
   ) {
-    if (bad !== undefined) console.error(`topics: \`${printable(bad)}\` is not a Kafka topic name`);
+    if (bad !== undefined) console.error(`topics: \`${printable(bad)}\` ${topicNameProblem(bad)}`);
     console.error('usage: effectively topics create <topic>... [--partitions n]   (default 6 partitions)');
     return 2;
   }
