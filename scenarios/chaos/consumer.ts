@@ -5,7 +5,7 @@ import { createConsumer } from '../../src/consumer/consumer.ts';
 import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { positionAfter } from '../../src/transport/position.ts';
-import { scheduleEmail } from '../boxoffice/orders.ts';
+import { type OrderConfirmed, scheduleEmail } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
 import { announce, announceReady, crashSwitch, firstApplied } from './crash.ts';
 import { chaosDb } from './db.ts';
@@ -59,8 +59,13 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
           if (point === 'consumer:after-db-commit') applied();
           crash(point);
         },
-        handler: async (event, { tx }) => {
-          await scheduleEmail(tx, config.schema, event);
+        // One statement per batch, as a team after throughput writes it: one INSERT per event capped this consumer
+        // at about 800 events/s on this machine (a million-event run then takes over 20 minutes of consuming).
+        batchHandler: async (events, { tx }) => {
+          await tx.query(
+            `INSERT INTO ${config.schema}.emails (order_id, event_id) SELECT unnest($1::uuid[]), unnest($2::uuid[])`,
+            [events.map((event) => (event.data as OrderConfirmed).orderId), events.map((event) => event.id)],
+          );
         },
       });
       try {
