@@ -3,7 +3,7 @@
 // sequence number reaches PIPELINE_ARM_AT_SEQ. SIGTERM closes it cleanly.
 import { writeSync } from 'node:fs';
 import { PermanentError } from '../../src/errors.ts';
-import { silentLogger } from '../../src/observability/logger.ts';
+import { silentLogger, stderrLogger } from '../../src/observability/logger.ts';
 import { createPipeline } from '../../src/pipeline/pipeline.ts';
 import type { PipelineFaultPoint, PipelineGuarantee } from '../../src/pipeline/types.ts';
 import { isPoison, parseInput } from './records.ts';
@@ -31,7 +31,7 @@ const pipeline = createPipeline({
   maxBatchSize: Number(process.env.PIPELINE_BATCH ?? '500'),
   sessionTimeoutMs: 6000,
   transactionTimeoutMs: Number(process.env.PIPELINE_TXN_TIMEOUT_MS ?? '60000'),
-  logger: silentLogger,
+  logger: process.env.PIPELINE_DEBUG ? stderrLogger : silentLogger,
   transform: (record) => {
     const input = parseInput(record);
     if (input.seq >= armAtSeq) armed = true;
@@ -67,3 +67,8 @@ process.on('SIGTERM', () => {
 });
 await pipeline.start();
 say('ready');
+if (process.env.PIPELINE_DEBUG)
+  setInterval(
+    () => process.stderr.write(`${process.env.PIPELINE_TXID} ${JSON.stringify(pipeline.stats())}\n`),
+    2000,
+  ).unref();
