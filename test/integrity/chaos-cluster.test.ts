@@ -24,10 +24,10 @@ test('three nodes, one SIGKILLed for good mid-run: the chaos run completes, noth
   const single = randomName('single-replica').replace('_', '-');
   const pinned = kafkaTransport({ brokers, logger: silentLogger, replicationFactor: 1 });
   const pinnedAdmin = pinned.admin();
-  t.after(() => pinnedAdmin.close());
+  kafka.closeFirst(() => pinnedAdmin.close());
   await pinnedAdmin.createTopics([{ topic: single, partitions: 6 }]);
   const producer = pinned.producer();
-  t.after(() => producer.close());
+  kafka.closeFirst(() => producer.close());
   const keys = Array.from({ length: 60 }, (_, n) => `k${n}`);
   await producer.send(keys.map((key) => ({ topic: single, key, value: Buffer.from(key), headers: {} })));
 
@@ -58,7 +58,7 @@ test('three nodes, one SIGKILLed for good mid-run: the chaos run completes, noth
     maxBatchSize: 100,
     fromBeginning: true,
   });
-  t.after(() => consumer.close());
+  kafka.closeFirst(() => consumer.close());
   await consumer.run(async (batch, control) => {
     for (const record of batch.records) seen.add(record.key?.toString() ?? '');
     control.resolve(batch.records.at(-1)!.offset);

@@ -62,7 +62,13 @@ test('the pending events of a stopped run are where the auditor says: the topic 
   const db = pgDb({ max: 4 });
   const transport = kafkaTransport({ clientId: 'chaos-ending-test' });
   const admin = transport.admin();
+  // Cleanups in reverse order (t.after runs its hooks in the order given): the relay and the consumer stop before
+  // their schema is dropped.
+  const cleanups: (() => Promise<unknown>)[] = [];
   t.after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+  cleanups.push(async () => {
     await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
     await admin.deleteTopics([topic]).catch(() => undefined);
     await admin.close();
@@ -99,13 +105,13 @@ test('the pending events of a stopped run are where the auditor says: the topic 
       await scheduleEmail(tx, schema, event);
     },
   });
-  t.after(() => consumer.close());
+  cleanups.push(() => consumer.close());
   await consumer.start();
   await eventually(caughtUp, 45_000, 'the group to reach the end of the topic');
   assert.equal(await delivered(), result.delivered + result.pendingTopic);
   // The relay then publishes exactly the events said to wait in the outbox.
   const relay = createRelay({ db, producer: transport.producer(), schema, batchSize: 200 });
-  t.after(() => relay.close());
+  cleanups.push(() => relay.close());
   await relay.start();
   const expected = result.delivered + result.pendingTopic + result.pendingOutbox;
   await eventually(async () => (await delivered()) === expected && (await caughtUp()), 45_000, 'the outbox events');

@@ -39,11 +39,13 @@ export interface KafkaScript {
   home: string;
   /** The script's own settings (home, jars, ports): what another caller of kafka.sh needs to reach this broker. */
   env: Record<string, string>;
+  /** Closes a client of these brokers after the test, before they stop (last registered, first closed). */
+  closeFirst(close: () => unknown): void;
 }
 
 /**
  * The broker script with a private home and the given port settings; after the test `kafka.sh stop <stopArgs>` runs
- * and the home is deleted. Skips when java is missing, except under CI=true, where nothing may skip.
+ * and the home is deleted (clients registered with `closeFirst` are closed before). Skips when java is missing, except under CI=true, where nothing may skip.
  */
 export function kafkaScript(
   t: TestContext,
@@ -70,9 +72,12 @@ export function kafkaScript(
     }
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   };
-  t.after(() => {
+  const closers: (() => unknown)[] = [];
+  t.after(async () => {
+    // Clients first: a client closing against stopped brokers waits for them and logs failed connections.
+    for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => undefined);
     run(['stop', ...stopArgs], true);
     rmSync(home, { recursive: true, force: true });
   });
-  return { run, home, env: ownEnv };
+  return { run, home, env: ownEnv, closeFirst: (close) => closers.push(close) };
 }
