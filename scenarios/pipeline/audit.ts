@@ -6,25 +6,44 @@ import type { PipelineTopics } from './topics.ts';
 export interface ReadRecord {
   partition: number;
   seq: number;
+  headers: Record<string, string>;
+}
+
+async function endOffsets(kafka: Kafka, topic: string): Promise<Map<number, number>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const offsets = (await admin.fetchTopicOffsets(topic)) as { partition: number; high: string }[];
+    return new Map(offsets.map(({ partition, high }) => [partition, Number(high)]));
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /**
- * Every record of a topic as a reader with the given isolation level sees it, in order per partition. Read until
- * nothing new came for `idleMs` (the child is closed by then, so nothing more is coming).
+ * Every record of a topic as a reader with the given isolation level sees it, in order per partition. The writers are
+ * done by then. Reading stops once every partition was read to its end (the last data record of a transactional
+ * partition sits before the final commit marker, at end - 2) and nothing more came for a second; or, when a
+ * read_committed reader cannot get that far (the tail is an aborted transaction), after `idleMs` without a record.
  */
 export async function readTopic(
   kafka: Kafka,
   topic: string,
   isolation: 'read_committed' | 'read_uncommitted',
-  idleMs = 3000,
+  idleMs = 5000,
 ): Promise<ReadRecord[]> {
+  const ends = await endOffsets(kafka, topic);
+  if ([...ends.values()].every((end) => end === 0)) return [];
   const consumer = kafka.consumer({
     kafkaJS: { groupId: `audit-${randomBytes(4).toString('hex')}`, fromBeginning: true, autoCommit: false },
     'isolation.level': isolation,
     'fetch.wait.max.ms': 50,
   });
   const records: ReadRecord[] = [];
-  let lastAt = Date.now();
+  const reached = new Map<number, number>();
+  const started = Date.now();
+  let lastAt = 0;
+  const atEnd = () => [...ends].every(([partition, end]) => end === 0 || (reached.get(partition) ?? -1) >= end - 2);
   await consumer.connect();
   try {
     await consumer.subscribe({ topics: [topic] });
@@ -32,12 +51,19 @@ export async function readTopic(
       eachBatch: async ({ batch }) => {
         for (const message of batch.messages) {
           const { seq } = JSON.parse(message.value?.toString('utf8') ?? 'null') as { seq: number };
-          records.push({ partition: batch.partition, seq });
+          const headers: Record<string, string> = {};
+          for (const [name, value] of Object.entries(message.headers ?? {})) headers[name] = String(value);
+          records.push({ partition: batch.partition, seq, headers });
+          reached.set(batch.partition, Number(message.offset));
         }
         lastAt = Date.now();
       },
     });
-    while (Date.now() - lastAt < idleMs) await new Promise((resolve) => setTimeout(resolve, 200));
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const idle = Date.now() - (lastAt || started + 15_000);
+      if (idle >= idleMs || (atEnd() && idle >= 1000)) break;
+    }
   } finally {
     await consumer.disconnect();
   }
