@@ -80,8 +80,11 @@ lock() {
   [ "$(id -u)" -eq 0 ] && chown postgres: "$home"
   exec 9>"$home/.lock"
   flock -w 120 9 || { log "could not lock $home/.lock"; exit 1; }
-  exec 8>/tmp/effectively-postgres-ports.lock
-  flock -w 120 8 || { log "could not lock /tmp/effectively-postgres-ports.lock"; exit 1; }
+  # One lock file for every user of the machine (flock needs no write access: opened read-only).
+  local ports_lock=/tmp/effectively-postgres-ports.lock
+  [ -e "$ports_lock" ] || { : >"$ports_lock" && chmod 666 "$ports_lock"; } 2>/dev/null || true
+  exec 8<"$ports_lock"
+  flock -w 120 8 || { log "could not lock $ports_lock"; exit 1; }
 }
 
 start() {
