@@ -322,6 +322,7 @@ export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
           topics,
           maxBatchSize,
           fromBeginning: options.fromBeginning ?? true,
+          ...(concurrency.partitions > 1 ? { partitionsInFlight: concurrency.partitions } : {}),
           ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
           ...(options.prefetchKb === undefined ? {} : { prefetchKb: options.prefetchKb }),
           ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),

@@ -7,11 +7,18 @@ export interface Concurrency {
   mode: 'partition' | 'key';
   /** Lanes of one batch in flight at once in `'key'` mode (default 16); each lane holds one transaction. */
   max?: number;
+  /**
+   * Batches of different partitions in flight at once (default 1), each partition its own worker and its own
+   * transaction per batch; a revocation waits for the revoked partitions' batches only. Where the transport supports
+   * it (the `postgres` transport; see docs/concurrency.md).
+   */
+  partitions?: number;
 }
 
 export interface ResolvedConcurrency {
   mode: 'partition' | 'key';
   max: number;
+  partitions: number;
 }
 
 export function resolveConcurrency(concurrency: Concurrency | undefined): ResolvedConcurrency {
@@ -19,7 +26,11 @@ export function resolveConcurrency(concurrency: Concurrency | undefined): Resolv
   if (mode !== 'partition' && mode !== 'key') throw invalidOptions('concurrency.mode', "'partition' or 'key'");
   const max = concurrency?.max ?? 16;
   if (!Number.isInteger(max) || max < 1) throw invalidOptions('concurrency.max', 'a positive integer');
-  return { mode, max };
+  const partitions = concurrency?.partitions ?? 1;
+  if (!Number.isInteger(partitions) || partitions < 1) {
+    throw invalidOptions('concurrency.partitions', 'a positive integer');
+  }
+  return { mode, max, partitions };
 }
 
 /** The lane of a record: its key's bytes (records without a key share one lane, in offset order). */

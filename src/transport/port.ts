@@ -91,6 +91,12 @@ export interface ConsumerOptions {
   instanceId?: string;
   /** How long the group waits for a silent member before moving its partitions (Kafka's minimum is 6000 ms). */
   sessionTimeoutMs?: number;
+  /**
+   * Batches of different partitions in flight at once (default 1): each assigned partition has a worker of its own,
+   * batches of one partition stay one at a time and in order. A revocation waits for the revoked partitions' batches
+   * only. A transport that cannot run partitions at once treats any value as 1.
+   */
+  partitionsInFlight?: number;
   onAssign?: (partitions: TopicPartition[]) => void;
   /** Called before partitions go; the transport waits for the returned promise (the in-flight batch). */
   onRevoke?: (partitions: TopicPartition[]) => Promise<void>;

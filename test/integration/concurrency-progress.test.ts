@@ -62,7 +62,8 @@ test('runLanes keeps at most max lanes in flight and waits for all of them even 
 });
 
 test('concurrency options are checked', () => {
-  assert.deepEqual(resolveConcurrency(undefined), { mode: 'partition', max: 16 });
+  assert.deepEqual(resolveConcurrency(undefined), { mode: 'partition', max: 16, partitions: 1 });
+  assert.throws(() => resolveConcurrency({ mode: 'key', partitions: 1.5 }), /concurrency.partitions/);
   assert.throws(() => resolveConcurrency({ mode: 'keys' as never }), /EFF_INVALID_OPTIONS|concurrency.mode/);
   assert.throws(() => resolveConcurrency({ mode: 'key', max: 0 }), /concurrency.max/);
 });

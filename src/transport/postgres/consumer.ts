@@ -1,7 +1,7 @@
 import type { Db, Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
 import { uuidv7 } from '../../envelope/uuidv7.ts';
-import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
 import { errorFields } from '../../observability/logger.ts';
 import { sleep } from '../../observability/sleep.ts';
 import type {
@@ -15,6 +15,7 @@ import type {
 import { keyOf, shareOf } from './assignment.ts';
 import { decodeHeaders } from './codec.ts';
 import type { ResolvedPostgresOptions } from './options.ts';
+import { Slots } from './slots.ts';
 
 const files = {
   heartbeat: 'sql/heartbeat.sql',
@@ -30,6 +31,10 @@ interface Owned extends TopicPartition {
   position: bigint;
   /** Aborted when another member took the partition's lease: the batch in flight stops and commits nothing. */
   readonly lost: AbortController;
+  /** Aborted when the partition is given back or lost: its worker takes no new batch (the one in flight finishes). */
+  readonly stop: AbortController;
+  /** The partition's worker: its loop of batches, over once the partition is given back, lost, or the member closes. */
+  worker: Promise<void>;
 }
 
 interface HeartbeatRow extends Record<string, unknown> {
@@ -89,6 +94,10 @@ export class PostgresConsumer implements Consumer {
   readonly #owned = new Map<string, Owned>();
   readonly #paused = new Set<string>();
   readonly #abort = new AbortController();
+  /** Batches of different partitions in flight at once (`partitionsInFlight`). */
+  readonly #slots: Slots;
+  /** Every worker not over yet, lost partitions' included (close waits for their batches in flight). */
+  readonly #workers = new Set<Promise<void>>();
   /** Stops the heartbeats, only once the batch in flight is over (a closing member keeps its leases until it leaves). */
   readonly #stopBeats = new AbortController();
   /** This member's share at the last heartbeat, applied by the poll loop between batches. */
@@ -103,6 +112,9 @@ export class PostgresConsumer implements Consumer {
     this.#options = options;
     this.#consumer = consumer;
     this.#sql = loadSqlSet(import.meta.url, files, options.schema);
+    const inFlight = consumer.partitionsInFlight ?? 1;
+    if (!Number.isInteger(inFlight) || inFlight < 1) throw invalidOptions('partitionsInFlight', 'a positive integer');
+    this.#slots = new Slots(inFlight);
   }
 
   async run(handler: BatchHandler): Promise<void> {
@@ -110,9 +122,9 @@ export class PostgresConsumer implements Consumer {
     if (this.#running) throw new EffectivelyError(ErrorCodes.EFF_INVALID_OPTIONS, 'run() was already called');
     this.#running = true;
     await this.#heartbeat();
-    await this.#rebalance();
+    await this.#rebalance(handler);
     this.#beats = this.#heartbeatLoop();
-    this.#poll = this.#pollLoop(handler);
+    this.#poll = this.#assignLoop(handler);
   }
 
   /** Liveness never waits on user code: this loop shares nothing with the batches but the database. */
@@ -151,6 +163,7 @@ export class PostgresConsumer implements Consumer {
     if (this.#owned.get(key) !== owned) return error;
     this.#owned.delete(key);
     this.#paused.delete(key);
+    owned.stop.abort(error);
     owned.lost.abort(error);
     this.#options.logger.warn('lease lost: another member holds the partition now; dropped it', {
       group: this.#consumer.group,
@@ -161,10 +174,11 @@ export class PostgresConsumer implements Consumer {
   }
 
   /**
-   * Between batches: gives back the partitions no longer this member's share and takes the ones newly its share. What
-   * cannot be taken yet (its holder has not let go) or failed is tried again after the next heartbeat.
+   * Gives back the partitions no longer this member's share, each once its own batch in flight is over (the other
+   * partitions' batches go on), and takes the ones newly its share, each with a worker of its own. What cannot be taken
+   * yet (its holder has not let go) or failed is tried again after the next heartbeat.
    */
-  async #rebalance(): Promise<void> {
+  async #rebalance(handler: BatchHandler): Promise<void> {
     const mine = this.#wanted;
     if (!mine) return;
     this.#wanted = undefined;
@@ -173,6 +187,8 @@ export class PostgresConsumer implements Consumer {
     const revoked = [...this.#owned.entries()].filter(([key]) => !mine.has(key));
     if (revoked.length > 0) {
       const partitions = revoked.map(([, { topic, partition }]) => ({ topic, partition }));
+      for (const [, owned] of revoked) owned.stop.abort();
+      await Promise.all(revoked.map(([, owned]) => owned.worker));
       await this.#consumer.onRevoke?.(partitions);
       for (const [key] of revoked) {
         this.#owned.delete(key);
@@ -199,29 +215,63 @@ export class PostgresConsumer implements Consumer {
       const lease = rows[0];
       if (!lease) continue;
       const start = lease.committed ?? (this.#consumer.fromBeginning ? '0' : lease.end_offset);
-      this.#owned.set(key, { ...tp, position: BigInt(start), lost: new AbortController() });
+      const owned: Owned = {
+        ...tp,
+        position: BigInt(start),
+        lost: new AbortController(),
+        stop: new AbortController(),
+        worker: Promise.resolve(),
+      };
+      this.#owned.set(key, owned);
+      owned.worker = this.#work(key, owned, handler);
+      this.#workers.add(owned.worker);
+      void owned.worker.finally(() => this.#workers.delete(owned.worker));
       assigned.push(tp);
     }
     if (assigned.length > 0) this.#consumer.onAssign?.(assigned);
   }
 
-  async #pollLoop(handler: BatchHandler): Promise<void> {
+  /** Deals partitions out at each heartbeat's share until the member closes; then waits for every worker. */
+  async #assignLoop(handler: BatchHandler): Promise<void> {
     const signal = this.#abort.signal;
     while (!signal.aborted) {
-      await this.#rebalance().catch((error: unknown) =>
+      await this.#rebalance(handler).catch((error: unknown) =>
         this.#options.logger.debug('rebalance failed; the next heartbeat tries again', errorFields(error)),
       );
-      let progressed = false;
-      for (const [key, owned] of [...this.#owned]) {
-        if (signal.aborted) return;
-        if (this.#paused.has(key) || this.#owned.get(key) !== owned) continue;
-        const moved = await this.#pollPartition(key, owned, handler).catch(() => false);
-        progressed ||= moved;
+      await sleep(this.#options.pollIntervalMs, signal);
+    }
+    await Promise.all([...this.#workers]);
+  }
+
+  /**
+   * One partition's worker: its batches one after the other, each in a slot of the member's bounded pool, until the
+   * partition is given back or lost or the member closes (the batch in flight always finishes first).
+   */
+  async #work(key: string, owned: Owned, handler: BatchHandler): Promise<void> {
+    const stop = linked([this.#abort.signal, owned.stop.signal]);
+    try {
+      while (!stop.signal.aborted && this.#owned.get(key) === owned) {
+        if (this.#paused.has(key)) {
+          await sleep(this.#options.pollIntervalMs, stop.signal);
+          continue;
+        }
+        const release = await this.#slots.take(stop.signal);
+        if (!release) return;
+        let moved = false;
+        try {
+          if (!stop.signal.aborted && this.#owned.get(key) === owned) {
+            moved = await this.#pollPartition(key, owned, handler).catch(() => false);
+          }
+        } finally {
+          release();
+        }
+        // Idle, or a batch handed back unresolved (a handler retrying later): wait, never spin. PGlite answers without
+        // real I/O, so a loop that never sleeps would starve this process's timers.
+        if (moved) await new Promise((resolve) => setImmediate(resolve));
+        else await sleep(this.#options.pollIntervalMs, stop.signal);
       }
-      // Idle, or batches handed back unresolved (a handler retrying later): wait, never spin. PGlite answers without
-      // real I/O, so a loop that never sleeps would starve this process's timers.
-      if (progressed) await new Promise((resolve) => setImmediate(resolve));
-      else await sleep(this.#options.pollIntervalMs, signal);
+    } finally {
+      stop.dispose();
     }
   }
 
@@ -322,7 +372,7 @@ export class PostgresConsumer implements Consumer {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#abort.abort(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closing'));
-      // The poll loop ends after its batch in flight, heart-beating meanwhile; then the heartbeats stop.
+      // The workers end after their batches in flight, heart-beating meanwhile; then the heartbeats stop.
       await this.#poll;
       this.#stopBeats.abort();
       await this.#beats;
