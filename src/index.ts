@@ -126,6 +126,20 @@ export {
 } from './outbox/refused.ts';
 export { createRelay, type RefusedEvent, type Relay, type RelayOptions } from './outbox/relay.ts';
 export { changeShards } from './outbox/shards-setting.ts';
+// pipeline: Kafka→Kafka exactly once (docs/transactions.md)
+export { createPipeline } from './pipeline/pipeline.ts';
+export type {
+  Pipeline,
+  PipelineFailure,
+  PipelineFaultInjector,
+  PipelineFaultPoint,
+  PipelineGuarantee,
+  PipelineOptions,
+  PipelineOutput,
+  PipelineRecord,
+  PipelineStats,
+  Transform as PipelineTransform,
+} from './pipeline/types.ts';
 // schema: offline compatibility checks
 export {
   type CompatibilityInput,

@@ -33,6 +33,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
   /** The first offset read from each partition since start: where to go back to while nothing is committed. */
   const firstOffsets = new Map<string, string>();
+  /** Failed batches in a row: the retry waits longer each time (an outage, a missing topic), up to 5 s. */
+  let failuresInRow = 0;
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
   const stopped = () => closing !== undefined;
@@ -89,6 +91,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     } catch (callbackError) {
       settings.logger.error('pipeline: onFailure threw', errorFields(callbackError));
     }
+    failuresInRow += 1;
+    if (failuresInRow > 1) await sleep(Math.min(5000, 100 * 2 ** (failuresInRow - 2)));
     await rewind(consumer, position, stopped);
   }
 
@@ -107,6 +111,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       };
       await (exactlyOnce ? commitExactlyOnce : commitAtLeastOnce)(producer, consumer, write, settings.faults);
       resolveOffset(last.offset);
+      failuresInRow = 0;
       stats.transactions += 1;
       stats.committedInputs += records.length;
       stats.outputs += transformed.outputs;
