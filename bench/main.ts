@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--events N] [--memory-events N] [--phases relay,consume,memory,dedup,embedded]
+// npm run bench [-- --quick] [--events N] [--memory-events N] [--phases relay,consume,memory,parallel,dedup,embedded]
 // What effectively-once costs: consume (the Confluent client alone vs the project's raw transport vs per-record vs
 // batch) on Kafka + PostgreSQL, relay throughput and end-to-end latency, consumer memory over a long run, dedup cost
 // as processed_events grows, and the embedded transport. Writes bench/results/<time>.json.
@@ -15,10 +15,11 @@ import { postgresTransport } from '../src/transport/postgres/transport.ts';
 import { consumeClientRaw } from './client-raw.ts';
 import { consumeBatch, consumePerRecord, consumeRaw, createEffectsTable } from './consume.ts';
 import { dedupGrowth } from './dedup.ts';
+import { keyParallelSpeedup, lanes } from './parallel.ts';
 import { endToEnd, relaySaturation } from './relay.ts';
 import { preload, round } from './support.ts';
 
-const allPhases = 'relay,consume,memory,dedup,embedded';
+const allPhases = 'relay,consume,memory,parallel,dedup,embedded';
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -140,7 +141,22 @@ try {
     await settle();
   }
 
-  // 4. dedup cost as processed_events grows (its own schema, so the row counts are exact)
+  // 4. keys in parallel inside one partition: a 5 ms handler over 50 keys, mode 'key' vs 'partition'
+  if (phases.has('parallel')) {
+    const parallelTopic = topic('parallel');
+    await admin.createTopics([{ topic: parallelTopic, partitions: 1 }]);
+    const lanesDb = pgDb({ max: lanes + 2 });
+    const parallel = await keyParallelSpeedup(lanesDb, transport, schema, parallelTopic, id).finally(() =>
+      lanesDb.close(),
+    );
+    log(
+      `parallel: keys=${parallel.keys} speedup=${parallel.speedup} (5 ms handler: partition ${parallel.partition.eps}/s, key ${parallel.key.eps}/s)`,
+    );
+    results.parallel = parallel;
+    await admin.deleteTopics([parallelTopic]).catch(() => undefined);
+  }
+
+  // 5. dedup cost as processed_events grows (its own schema, so the row counts are exact)
   if (phases.has('dedup')) {
     const [small, large] = dedupRows as [number, number];
     log(`dedup: filling processed_events to ${small} and then ${large} rows`);
@@ -158,7 +174,7 @@ try {
   await db.close();
 }
 
-// 5. embedded: the same batch consume on PGlite with the postgres transport
+// 6. embedded: the same batch consume on PGlite with the postgres transport
 if (phases.has('embedded')) {
   const embedded = await pgliteDb();
   const embeddedSchema = 'bench_embedded';
@@ -188,6 +204,7 @@ const summary = {
   transport_vs_client: consume && round(consume.raw.eps / consume.client_raw.eps),
   batch_vs_client: consume && round(consume.batch.eps / consume.client_raw.eps),
   dedup_10m_vs_1m: (results.dedup as { ratio: number } | undefined)?.ratio,
+  parallel_keys50_speedup: (results.parallel as { speedup: number } | undefined)?.speedup,
 };
 results.summary = summary;
 const file = new URL(
