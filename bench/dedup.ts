@@ -1,20 +1,27 @@
-// dedup cost as processed_events grows: the same batches of dedup claims timed at 1M rows and at 10M rows.
+// dedup cost as processed_events grows: the same batches of dedup claims timed at 1M rows and at 10M rows. The rows
+// carry time-ordered ids (UUIDv7, as the library's own events do); claims are timed with fresh UUIDv7 ids (events of
+// this library) and with random ids (the UUIDv5 dedup keys of other producers' events behave like them).
 import { randomUUID } from 'node:crypto';
 import { migrate } from '../src/db/migrate.ts';
 import type { Db } from '../src/db/port.ts';
 import { loadSql } from '../src/db/sql.ts';
+import { uuidv7 } from '../src/envelope/uuidv7.ts';
 import { percentile, round } from './support.ts';
 
 const consumer = 'bench-dedup';
 
-/** Grows `schema.processed_events` to `rows` rows of one consumer in one bulk insert (ids from md5, so reproducible). */
-async function fillTo(db: Db, schema: string, from: number, rows: number): Promise<number> {
+/**
+ * Grows `schema.processed_events` to `rows` rows of one consumer in one bulk insert: UUIDv7 ids one millisecond apart
+ * from `baseMs` on (so older than any id made now), the random bits from md5.
+ */
+async function fillTo(db: Db, schema: string, from: number, rows: number, baseMs: number): Promise<number> {
   const started = performance.now();
   await db.query(
     `INSERT INTO ${schema}.processed_events (consumer, event_id, processed_at)
-     SELECT $1, md5('fill-' || i)::uuid, now() - make_interval(secs => ($3::bigint - i) / 1000.0)
-     FROM generate_series($2::bigint, $3::bigint - 1) AS i`,
-    [consumer, from, rows],
+     SELECT $1, (lpad(to_hex($4::bigint + i), 12, '0') || '7' || substr(h, 1, 3) || '8' || substr(h, 4, 15))::uuid,
+            to_timestamp(($4::bigint + i) / 1000.0)
+     FROM generate_series($2::bigint, $3::bigint - 1) AS i, LATERAL md5('fill-' || i) AS h`,
+    [consumer, from, rows, baseMs],
   );
   await db.query(`VACUUM ANALYZE ${schema}.processed_events`);
   return (performance.now() - started) / 1000;
@@ -47,24 +54,30 @@ const rollback = new Error('bench: roll the claims back');
 
 /**
  * The median time of one 1,000-id claim (`src/consumer/dedup.sql`, fresh ids) at `small` and at `large` rows in the
- * table. A ratio above 1.5 means the table should be partitioned by time (retention drops partitions).
+ * table, for UUIDv7 ids and for random ids. A ratio above 1.5 means the table's growth costs the consumer.
  */
 export async function dedupGrowth(db: Db, schema: string, small: number, large: number, rounds = 40) {
   await migrate(db, { schema });
   const claim = loadSql(new URL('../src/consumer/', import.meta.url).href, 'dedup.sql', schema);
-  const batches = Array.from({ length: rounds }, () => Array.from({ length: 1000 }, () => randomUUID()));
-  const fillSmallSeconds = await fillTo(db, schema, 0, small);
-  await timeClaims(db, claim, batches.slice(0, 5)); // warm-up: plans and the index's upper pages
-  const smallMs = await timeClaims(db, claim, batches);
-  const fillLargeSeconds = await fillTo(db, schema, small, large);
-  await timeClaims(db, claim, batches.slice(0, 5));
-  const largeMs = await timeClaims(db, claim, batches);
+  const batchesOf = (id: () => string) => Array.from({ length: rounds }, () => Array.from({ length: 1000 }, id));
+  const v7 = batchesOf(() => uuidv7());
+  const random = batchesOf(() => randomUUID());
+  const baseMs = Date.now() - 2 * large;
+  const timeBoth = async () => {
+    await timeClaims(db, claim, v7.slice(0, 5)); // warm-up: plans and the index's upper pages
+    return { v7: await timeClaims(db, claim, v7), random: await timeClaims(db, claim, random) };
+  };
+  const fillSmall = await fillTo(db, schema, 0, small, baseMs);
+  const atSmall = await timeBoth();
+  const fillLarge = await fillTo(db, schema, small, large, baseMs);
+  const atLarge = await timeBoth();
   return {
     rows_small: small,
     rows_large: large,
-    claim_1000_ms_small: round(smallMs),
-    claim_1000_ms_large: round(largeMs),
-    fill_seconds: round(fillSmallSeconds + fillLargeSeconds, 1),
-    ratio: round(largeMs / smallMs),
+    claim_1000_v7_ms: [round(atSmall.v7), round(atLarge.v7)],
+    claim_1000_random_ms: [round(atSmall.random), round(atLarge.random)],
+    fill_seconds: round(fillSmall + fillLarge, 1),
+    ratio: round(atLarge.v7 / atSmall.v7),
+    ratio_random: round(atLarge.random / atSmall.random),
   };
 }
