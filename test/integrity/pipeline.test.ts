@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isPoison } from '../../scenarios/pipeline/records.ts';
-import { crashPoints, runPipeline } from '../../scenarios/pipeline/run.ts';
+import { crashPoints, resultLine, runPipeline } from '../../scenarios/pipeline/run.ts';
 import { runZombie } from '../../scenarios/pipeline/zombie.ts';
 import { needs } from '../support/services.ts';
 
@@ -14,6 +14,7 @@ const poison = Array.from({ length: inputs }, (_, seq) => seq).filter(isPoison).
 test('pipeline killed at after-send, after-send-offsets and during-commit: every input once, in order', async (t) => {
   if (!(await needs(t, 'kafka'))) return;
   const result = await runPipeline({ inputs, partitions: 4, kills: 3, guarantee: 'exactly-once', timeoutMs: 90_000 });
+  t.diagnostic(resultLine(result));
   for (const point of crashPoints) assert.equal(result.killsAt[point], 1, `killed once at ${point}`);
   assert.deepEqual(
     { outputs: result.outputs, duplicates: result.duplicates, lost: result.lost, outOfOrder: result.outOfOrder },
@@ -29,6 +30,7 @@ test('pipeline killed at after-send, after-send-offsets and during-commit: every
 test('naive twin (produce, then commit offsets) under the same kills writes duplicates', async (t) => {
   if (!(await needs(t, 'kafka'))) return;
   const result = await runPipeline({ inputs, partitions: 4, kills: 3, guarantee: 'at-least-once', timeoutMs: 90_000 });
+  t.diagnostic(`naive: ${resultLine(result)}`);
   assert.equal(result.kills, 3);
   assert.equal(result.lost, 0);
   assert.ok(result.duplicates > 0, `expected duplicates, got ${result.duplicates}`);
