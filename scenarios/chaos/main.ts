@@ -28,6 +28,16 @@ const { values } = parseArgs({
   },
 });
 
+// SIGINT/SIGTERM stop the run as its deadline would: the children are stopped, the audit and the ending still printed,
+// the schema and topic dropped. A second signal ends the process at once.
+const stop = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stop.signal.aborted) process.exit(130);
+    stop.abort();
+  });
+}
+
 const mode = values.mode as 'effectively' | 'no-dedup' | 'offset-first' | 'no-outbox';
 const started = Date.now();
 const result = await runChaos({
@@ -45,10 +55,11 @@ const result = await runChaos({
   ...(values.rate ? { rate: Number(values.rate) } : {}),
   ...(values.timeout ? { timeoutMs: Number(values.timeout) * 1000 } : {}),
   keep: values.keep,
+  signal: stop.signal,
   log: (line) => console.log(line),
 });
 console.log(
-  `chaos: mode=${mode} orders=${result.orders} emails=${result.emails} kills_at=${JSON.stringify(result.killsAt)} restarts=${JSON.stringify(result.restarts)}${result.brokerKilledForGood ? ` broker_killed_for_good=${result.brokerKilledForGood}` : ''} crashes=${result.crashes} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
+  `chaos: mode=${mode} orders=${result.orders} emails=${result.emails} kills_at=${JSON.stringify(result.killsAt)} restarts=${JSON.stringify(result.restarts)}${result.brokerKilledForGood ? ` broker_killed_for_good=${result.brokerKilledForGood}` : ''} crashes=${result.crashes} kills_late=${result.killsLate} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
 );
 const end = ending(result);
 for (const line of end.lines) console.log(line);

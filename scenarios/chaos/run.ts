@@ -13,6 +13,7 @@ import type { ChaosConfig } from './config.ts';
 import { defaultTimeoutMs } from './ending.ts';
 import { locateMissing } from './locate.ts';
 import { type PrivatePostgres, startPrivatePostgres } from './private-postgres.ts';
+import { progressCounter } from './progress.ts';
 import { untilUp } from './retry.ts';
 
 export type { BrokerSetup } from './brokers.ts';
@@ -57,6 +58,8 @@ export interface ChaosOptions {
   holdUntilWritten?: Role[];
   /** Tests: runs once when the writer has finished (before the held roles start). */
   afterWriter?: (db: Db, config: ChaosConfig) => Promise<void>;
+  /** Stops the run as the deadline would (the audit and the ending are still given): `npm run chaos` on SIGINT/SIGTERM. */
+  signal?: AbortSignal;
   /** Keep the schema and topic afterwards (default: drop them). */
   keep?: boolean;
   log?: (line: string) => void;
@@ -87,11 +90,21 @@ export interface ChaosResult {
   recoveries: Recovery[];
   /** Kills whose successor applied nothing before it was killed in turn or the run ended. */
   unmeasuredRecoveries: number;
+  /** Kills done after the events were all delivered (they were owed: the events flowed faster than the kills). */
+  killsLate: number;
   /** Child exits the kit did not cause (each child is restarted all the same). */
   crashes: number;
   /** The run stopped before everything was delivered (at the deadline or after no progress). */
   stoppedEarly: boolean;
   config: ChaosConfig;
+}
+
+/**
+ * Orders per second by default: the events spread over 10 s, or over 1.5 s per kill when there are many kills (each
+ * kill should land while events still flow, not after they all arrived), and at least 500.
+ */
+export function defaultRate(events: number, kills: number): number {
+  return Math.max(500, Math.ceil(events / Math.max(10, 1.5 * kills)));
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
@@ -102,7 +115,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     topic: `chaos-orders-${id}`,
     group: `chaos-notifications-${id}`,
     events: options.events,
-    rate: options.rate ?? Math.max(500, Math.ceil(options.events / 10)),
+    rate: options.rate ?? defaultRate(options.events, options.kills),
     mode: options.mode ?? 'effectively',
   };
   const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
@@ -136,6 +149,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const frozen = new Set<Role>();
 
   const measure = () => untilUp(() => auditStory(db, config.schema), { what: 'auditor', log });
+  const progress = progressCounter(db, config.schema);
 
   try {
     await untilUp(() => migrate(db, { schema: config.schema }), { what: 'auditor', log });
@@ -146,14 +160,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const deadline = Date.now() + (options.timeoutMs ?? defaultTimeoutMs({ ...options, ...restartsWanted }));
     const idleMs = options.idleMs ?? (restartsWanted.broker + restartsWanted.postgres > 0 ? 30_000 : 15_000);
     let killsDone = 0;
+    let killsLate = 0;
     let lastEmails = -1;
+    let lastExact = 0;
+    let lastAudit = 0;
     let idleSince = Date.now();
     let stoppedEarly = false;
     let afterWriterDone = false;
     for (;;) {
       await sleep(250);
-      const now = await measure();
-      const delivered = now.orders - now.lost;
+      // Quiet for a second: recount every e-mail, at most every 5 s (see progress.ts).
+      const exact = Date.now() - idleSince > 1000 && Date.now() - lastExact > 5000;
+      if (exact) lastExact = Date.now();
+      const now = await untilUp(() => progress.read(exact), { what: 'auditor', log });
+      // Orders with an e-mail, as a pace: the exact figure comes from the audit at the end.
+      const delivered = Math.min(now.orders, now.emails);
       const writerFinished = children.finished('writer');
       if (writerFinished && !afterWriterDone) {
         afterWriterDone = true;
@@ -183,8 +204,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         const preferred = killRoles[killsDone % killRoles.length]!;
         // A writer that has finished cannot be killed any more: the consumer takes its turn.
         const role: Role = children.finished(preferred) ? 'consumer' : preferred;
+        // Owed at the end, with no work left, no child reaches a named hop: killed where it is, without the wait.
+        const late = delivered < ((killsDone + 1) / (options.kills + 1)) * config.events;
         // A kill that found no live child (it was just being replaced, or had finished) is tried again.
-        if (await children.kill(role, killsDone % 4 < 2)) killsDone += 1;
+        if (await children.kill(role, killsDone % 4 < 2 && !late)) {
+          killsDone += 1;
+          if (late) killsLate += 1;
+        }
       }
       // Restarts land between the kills: the broker's at (j+½)/(B+1) of the delivered events, PostgreSQL's at (j+¾)/(P+1).
       // A restart that failed is reported and not counted in `restarts`, but not tried again.
@@ -232,12 +258,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         forGoodAttempted >= (options.killBrokerForGood === undefined ? 0 : 1) &&
         attempted.broker >= restartsWanted.broker &&
         attempted.postgres >= restartsWanted.postgres;
-      const complete = writerFinished && now.orders === config.events && now.lost === 0 && faultsDone;
+      // Complete once the exact audit agrees (run only when the cheap count says every order has its e-mail, at most
+      // every 5 s).
+      let complete = false;
+      if (writerFinished && faultsDone && now.orders === config.events && now.emails >= config.events) {
+        if (Date.now() - lastAudit > 5000) {
+          lastAudit = Date.now();
+          complete = (await measure()).lost === 0;
+        }
+      }
       // No progress for a while, once every fault was done (faults still owed are done first, up to the deadline).
       const stalled = writerFinished && afterWriterDone && Date.now() - idleSince > idleMs && faultsDone;
-      if (complete || stalled || Date.now() > deadline) {
+      const stopped = options.signal?.aborted === true;
+      if (complete || stalled || stopped || Date.now() > deadline) {
         stoppedEarly = !complete;
-        if (!complete) log(`chaos: stopping ${stalled ? 'after no progress' : 'at the deadline'}`);
+        const why = stalled ? 'after no progress' : stopped ? 'on a signal' : 'at the deadline';
+        if (!complete) log(`chaos: stopping ${why}`);
         break;
       }
     }
@@ -264,6 +300,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       ...(brokerKilledForGood === undefined ? {} : { brokerKilledForGood }),
       recoveries: children.recoveries,
       unmeasuredRecoveries: children.unmeasured,
+      killsLate,
       crashes: children.crashes,
       stoppedEarly,
       config,
