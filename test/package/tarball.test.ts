@@ -1,18 +1,20 @@
 // The package as a user gets it: `npm pack` (which builds dist/), installed into an empty project without the Kafka
-// client; a plain .mjs runs outbox → relay → consumer embedded with no TypeScript loader, a strict .ts app
-// type-checks against the shipped declarations, and the CLI runs through npx.
+// client; a plain .mjs runs outbox → relay → consumer embedded with no TypeScript loader (and on Kafka once the client
+// is added), a strict .ts app type-checks against the shipped declarations, and the CLI runs through npx.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { needs } from '../support/services.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const app = fileURLToPath(new URL('./app/', import.meta.url));
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
+const clientPath = 'node_modules/@confluentinc/kafka-javascript';
 
 async function run(cwd: string, command: string, args: string[]): Promise<{ code: number; output: string }> {
   try {
@@ -55,12 +57,23 @@ test('the packed package installs and works as a user uses it', async (t) => {
   });
 
   await t.test('a plain .mjs: outbox → relay → consumer on PGlite, every order applied once', async () => {
-    const { code, output } = await run(project, process.execPath, ['app.mjs', '20']);
+    const { code, output } = await run(project, process.execPath, ['app.mjs', 'embedded', '20']);
     assert.equal(code, 0, output);
     assert.match(
       output,
-      /app: orders=20 applied=20 duplicates=0 emails=20 kafka=EFF_KAFKA_CLIENT_UNAVAILABLE \(missing\)/,
+      /app: mode=embedded orders=20 applied=20 duplicates=0 emails=20 kafka=EFF_KAFKA_CLIENT_UNAVAILABLE \(missing\)/,
     );
+  });
+
+  await t.test('the same app on Kafka once the user adds the Kafka client', async (t) => {
+    if (!(await needs(t, 'kafka', 'postgres'))) return;
+    // The project's own build of the client (a user's install builds its native module: minutes).
+    mkdirSync(join(project, 'node_modules/@confluentinc'));
+    symlinkSync(join(root, 'node_modules/@confluentinc/kafka-javascript'), join(project, clientPath));
+    t.after(() => rmSync(join(project, clientPath)));
+    const { code, output } = await run(project, process.execPath, ['app.mjs', 'kafka', '20']);
+    assert.equal(code, 0, output);
+    assert.match(output, /app: mode=kafka orders=20 applied=20 duplicates=0 emails=20 kafka=loaded/);
   });
 
   await t.test('a strict TypeScript app type-checks against the shipped declarations', async () => {
@@ -73,7 +86,8 @@ test('the packed package installs and works as a user uses it', async (t) => {
   });
 
   await t.test('npx effectively --help prints the usage with no TypeScript loader', async () => {
-    const { output } = await run(project, 'npx', ['--no-install', 'effectively', '--help']);
+    const { code, output } = await run(project, 'npx', ['--no-install', 'effectively', '--help']);
+    assert.equal(code, 0, output);
     assert.match(output, /usage: effectively <command>/);
     assert.doesNotMatch(output, /tsx|ERR_/);
   });

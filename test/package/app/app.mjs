@@ -1,5 +1,8 @@
-// A user's plain JavaScript app against the installed package: embedded (PGlite), no TypeScript loader, no Kafka
-// client installed. Orders go through the outbox, the relay and a consumer; each applied once.
+// A user's plain JavaScript app against the installed package, with no TypeScript loader. Orders go through the
+// outbox, the relay and a consumer; each is applied once.
+//   node app.mjs embedded N   PGlite and the postgres transport (no Kafka client installed: kafkaTransport() says so)
+//   node app.mjs kafka N      the PostgreSQL server at DATABASE_URL and the broker at KAFKA_BROKERS
+import { randomBytes } from 'node:crypto';
 import {
   createConsumer,
   createEvent,
@@ -7,26 +10,33 @@ import {
   createRelay,
   kafkaTransport,
   migrate,
+  pgDb,
   pgliteDb,
   postgresTransport,
 } from 'effectively';
 
-const orders = Number(process.argv[2] ?? 20);
-const db = await pgliteDb();
-await migrate(db);
-await db.query('CREATE TABLE orders (id text PRIMARY KEY, total int NOT NULL)');
-await db.query('CREATE TABLE emails (order_id text PRIMARY KEY)');
-const transport = postgresTransport({ db });
-const outbox = createOutbox();
+const [mode = 'embedded', count = '20'] = process.argv.slice(2);
+const orders = Number(count);
+const run = randomBytes(4).toString('hex');
+const schema = mode === 'kafka' ? `app_${run}` : 'effectively';
+const topic = mode === 'kafka' ? `order-events-${run}` : 'order-events';
+const db = mode === 'kafka' ? pgDb() : await pgliteDb();
+const transport = mode === 'kafka' ? kafkaTransport() : postgresTransport({ db });
+await migrate(db, { schema });
+await db.query(`CREATE TABLE ${schema}.orders (id text PRIMARY KEY, total int NOT NULL)`);
+await db.query(`CREATE TABLE ${schema}.emails (order_id text PRIMARY KEY)`);
+const admin = transport.admin();
+await admin.createTopics([{ topic, partitions: 2 }]);
+const outbox = createOutbox({ schema });
 
 for (let n = 1; n <= orders; n++) {
   const orderId = `order-${n}`;
   await db.transaction(async (tx) => {
-    await tx.query('INSERT INTO orders (id, total) VALUES ($1, $2)', [orderId, n * 10]);
+    await tx.query(`INSERT INTO ${schema}.orders (id, total) VALUES ($1, $2)`, [orderId, n * 10]);
     await outbox.enqueue(
       tx,
       createEvent({
-        topic: 'order-events',
+        topic,
         type: 'boxoffice.order.confirmed',
         source: '/boxoffice/orders',
         key: orderId,
@@ -37,7 +47,7 @@ for (let n = 1; n <= orders; n++) {
   });
 }
 
-const relay = createRelay({ db, producerFactory: () => transport.producer() });
+const relay = createRelay({ db, schema, producerFactory: () => transport.producer() });
 await relay.start();
 const outcomes = { applied: 0, duplicate: 0, stale: 0, parked: 0 };
 let done;
@@ -47,10 +57,11 @@ const allApplied = new Promise((resolve) => {
 const consumer = createConsumer({
   db,
   transport,
-  group: 'notifications',
-  topics: ['order-events'],
+  schema,
+  group: `notifications-${run}`,
+  topics: [topic],
   handler: async (event, { tx }) => {
-    await tx.query('INSERT INTO emails (order_id) VALUES ($1)', [event.data.orderId]);
+    await tx.query(`INSERT INTO ${schema}.emails (order_id) VALUES ($1)`, [event.data.orderId]);
   },
   onOutcome: (_event, outcome) => {
     outcomes[outcome] += 1;
@@ -61,16 +72,22 @@ await consumer.start();
 await allApplied;
 await consumer.close();
 await relay.close();
-const { rows } = await db.query('SELECT count(*)::int AS emails FROM emails');
+const { rows } = await db.query(`SELECT count(*)::int AS emails FROM ${schema}.emails`);
+if (mode === 'kafka') {
+  await admin.deleteTopics([topic]);
+  await db.query(`DROP SCHEMA ${schema} CASCADE`);
+}
+await admin.close();
 await db.close();
 
-let kafka;
-try {
-  kafkaTransport();
-  kafka = 'loaded';
-} catch (error) {
-  kafka = `${error.code}${error.details?.missing ? ' (missing)' : ''}`;
+let kafka = 'loaded';
+if (mode !== 'kafka') {
+  try {
+    kafkaTransport();
+  } catch (error) {
+    kafka = `${error.code}${error.details?.missing ? ' (missing)' : ''}`;
+  }
 }
 console.log(
-  `app: orders=${orders} applied=${outcomes.applied} duplicates=${outcomes.duplicate} emails=${rows[0].emails} kafka=${kafka}`,
+  `app: mode=${mode} orders=${orders} applied=${outcomes.applied} duplicates=${outcomes.duplicate} emails=${rows[0].emails} kafka=${kafka}`,
 );
