@@ -1,0 +1,171 @@
+import type { Db } from '../db/port.ts';
+import type { Event } from '../envelope/event.ts';
+import { dedupKeyOf } from '../envelope/identity.ts';
+import type { Batch, BatchControl, BatchHandler, Consumer, IncomingRecord, TopicPartition } from '../transport/port.ts';
+import { type ApplyIn, type Decoded, HandlerFailure } from './apply.ts';
+import { isLeaseLost } from './classify.ts';
+import type { Failures } from './failures.ts';
+import type { KeyOrder } from './key-order/key-order.ts';
+import { lanesOf, type ResolvedConcurrency, runLanes } from './lanes.ts';
+import type { ConsumerOptions } from './options.ts';
+import type { PausedRetries } from './paused-retries.ts';
+import { prepareBatch } from './prepare.ts';
+import { Progress } from './progress.ts';
+import { attemptsOf, groupOf, originalOf, type RetryTopics } from './retry-topics.ts';
+import type { Settler } from './settle.ts';
+import type { Outcome } from './types.ts';
+
+export interface PartitionWorkerContext {
+  db: Db;
+  group: string;
+  applyIn: ApplyIn;
+  decode: (record: IncomingRecord) => Event | Promise<Event>;
+  retryTopics: RetryTopics | undefined;
+  keyOrder: KeyOrder | undefined;
+  /** Wakes the key-order drainer (a hold was released). */
+  drainSoon: () => void;
+  settler: Settler;
+  failures: Failures;
+  retries: PausedRetries;
+  concurrency: ResolvedConcurrency;
+  offsetsInTransaction: () => boolean;
+  transportConsumer: () => Consumer;
+  /** Whether the application paused the consumer, and where to note a partition held meanwhile. */
+  held: () => boolean;
+  hold: (partition: TopicPartition) => void;
+  faults: ConsumerOptions['faults'];
+  onOutcome: ConsumerOptions['onOutcome'];
+}
+
+/**
+ * What the consumer does with one batch of one partition (the transport's batch handler): decode, split into lanes
+ * (one, or one per key), apply each lane's ranges in their own transactions, settle the failures, and move the
+ * partition's position up to the lowest record not yet finished.
+ */
+export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler {
+  const { db, group, applyIn, decode, retryTopics, keyOrder, settler, failures, retries, concurrency } = ctx;
+
+  /**
+   * One database transaction for a range of one partition: park what waits behind a held key, claim and apply the rest,
+   * release the holds their holders were (key-ordered), and commit the offset along when the log is in this database.
+   */
+  async function applyRange(range: Decoded[], signal: AbortSignal, progress: Progress): Promise<Outcome[]> {
+    return db.transaction(async (tx) => {
+      const topic = range[0]!.record.topic;
+      const fromMain = retryTopics === undefined || retryTopics.stageOf(topic).stage === 0;
+      const parked = keyOrder && fromMain ? await keyOrder.park(tx, topic, range) : undefined;
+      const outcomes = await applyIn(tx, range, signal, parked);
+      if (keyOrder) {
+        const done = range.filter((_, index) => outcomes[index] !== 'parked').map((item) => dedupKeyOf(item.event));
+        if ((await keyOrder.release(tx, done)) > 0) ctx.drainSoon();
+      }
+      if (ctx.offsetsInTransaction()) {
+        // The log lives in this database: the offset commits with the effects, exactly once inside one database.
+        // Never past the batch's lowest unfinished record (keys in parallel finish out of offset order).
+        await ctx.transportConsumer().commitWithin!(tx, [progress.positionWith(range.map((item) => item.record))]);
+      }
+      await ctx.faults?.('consumer:before-db-commit');
+      return outcomes;
+    });
+  }
+
+  /** Applies `items` in order; returns false when it stopped early (closing, revoked, paused or stopped). */
+  async function applyAll(items: Decoded[], control: BatchControl, progress: Progress): Promise<boolean> {
+    let start = 0;
+    let end = items.length;
+    // A record known to fail (the handler named it): settled after the records before it, without a second call.
+    let known: { at: number; error: unknown } | undefined;
+    while (start < items.length) {
+      if (control.signal.aborted) return false;
+      if (known?.at === start) {
+        if (!(await failures.failed(items[start]!.record, known.error, control, progress))) return false;
+        known = undefined;
+        start += 1;
+        end = items.length;
+        continue;
+      }
+      const range = items.slice(start, end);
+      let outcomes: Outcome[];
+      try {
+        outcomes = await applyRange(range, control.signal, progress);
+      } catch (caught) {
+        const error = caught instanceof HandlerFailure ? caught.error : caught;
+        // The partition is no longer this member's (or the consumer stops): no attempt counted, nothing forwarded or
+        // dead-lettered; whoever holds the partition next starts from the committed offset.
+        if (isLeaseLost(error) || control.signal.aborted) return false;
+        if (await failures.waitOutside(items[start]!.record, error, control)) return false;
+        // A failure of a statement the whole range shares (the dedup claim, a COMMIT that answered ROLLBACK, the
+        // offset) is no record's own: the range is split until the failure is pinned on one record, so no innocent
+        // record is counted an attempt (or dead-lettered) for it.
+        const failure =
+          caught instanceof HandlerFailure
+            ? caught
+            : new HandlerFailure(range.length > 1 ? Math.ceil(range.length / 2) : 0, caught);
+        // Apply the good records before the failing one first, so the failure holds back nothing but itself.
+        if (failure.index > 0) {
+          end = start + failure.index;
+          if (failure.exact) known = { at: end, error: failure.error };
+          continue;
+        }
+        if (!(await failures.failed(items[start]!.record, failure.error, control, progress))) return false;
+        start += 1;
+        end = items.length;
+        continue;
+      }
+      failures.recovered();
+      await ctx.faults?.('consumer:after-db-commit');
+      if (ctx.onOutcome) {
+        for (const [index, outcome] of outcomes.entries()) ctx.onOutcome(range[index]!.event, outcome);
+      }
+      const records = range.map((item) => item.record);
+      retries.settled(records);
+      progress.finished(records);
+      start = end;
+      end = items.length;
+    }
+    return true;
+  }
+
+  /** A batch of the dead-letter topic: this group's records go into `dead_letters` at their original coordinates. */
+  async function keepFromDeadLetterTopic(batch: Batch, control: BatchControl): Promise<void> {
+    for (const record of batch.records) {
+      if (groupOf(record) === group) {
+        const original = originalOf(record);
+        const input = { ...original, error: new Error(original.reason), attempts: attemptsOf(record) };
+        if (!(await settler.giveUp(record, input, control.signal))) return;
+      } else if (!(await settler.moveOver(record, control.signal))) return;
+      control.resolve(record.offset);
+    }
+  }
+
+  return async function handleBatch(batch: Batch, control: BatchControl): Promise<void> {
+    if (ctx.held()) {
+      // Paused by the application (e.g. a circuit breaker is open): nothing of this batch is applied; lag grows.
+      ctx.hold({ topic: batch.topic, partition: batch.partition });
+      control.pause();
+      return;
+    }
+    if (retryTopics?.stageOf(batch.topic).stage === 'dlt') return keepFromDeadLetterTopic(batch, control);
+    const { items, poison, waitUntil, others } = await prepareBatch(batch, { retryTopics, group, decode });
+    const tracked = [
+      ...(others ? [others] : []),
+      ...items.map((item) => item.record),
+      ...(poison ? [poison.record] : []),
+    ];
+    // Resolved and committed up to the lowest record not finished yet, whatever order the lanes finish in.
+    const progress = new Progress(batch, tracked, (through, position) => {
+      control.resolve(through);
+      if (!ctx.offsetsInTransaction()) settler.commitInBackground(position);
+    });
+    // Another group's records before the first of ours are moved over; those between ours go with our next commit.
+    if (others && !(await settler.moveOver(others, control.signal, progress))) return;
+    if (others) progress.finished([others]);
+    const lanes = lanesOf(items, concurrency.mode);
+    if (!(await runLanes(lanes, concurrency.max, (lane) => applyAll(lane, control, progress)))) return;
+    if (poison) await failures.failed(poison.record, poison.error, control, progress);
+    else if (waitUntil) {
+      // A retry topic's head is not due: pause its partition until it is; never sleep holding it.
+      failures.pauseFor(waitUntil.record, waitUntil.due - Date.now(), control);
+    }
+  };
+}
