@@ -59,6 +59,11 @@ const given: { file: string; firstLine: string; declare: string }[] = [
     declare: 'declare const dataSchema: string; declare const bytes: Buffer;',
   },
   {
+    file: 'docs/transactions.md',
+    firstLine: "import { createPipeline, PermanentError } from 'effectively';",
+    declare: 'declare const replicaIndex: number;',
+  },
+  {
     file: 'docs/schema-evolution.md',
     firstLine: 'const registry = postgresSchemaRegistry({ db });',
     declare: "declare const orderConfirmedV2: import('effectively').SchemaInput; declare const data: unknown;",
