@@ -9,7 +9,19 @@ import { CODES } from '../transport/kafka/client.ts';
  */
 export type TxnErrorKind = 'fatal' | 'abortable';
 
-const errors = CODES.ERRORS as Record<string, number>;
+// Read on first use, not at import: `import 'effectively'` must not load the Kafka client (embedded users have none).
+let table: { errors: Record<string, number>; fatal: Set<number>; retriableCommit: Set<number> } | undefined;
+function codes() {
+  if (table) return table;
+  const errors = CODES.ERRORS as Record<string, number>;
+  table = {
+    errors,
+    fatal: new Set(fatalNames.map((name) => errors[name]).filter((code) => code !== undefined)),
+    // A commit that timed out may be asked again: librdkafka finishes the same commit (or reports its outcome).
+    retriableCommit: new Set([errors.ERR__TIMED_OUT, errors.ERR__TIMED_OUT_QUEUE].filter((c) => c !== undefined)),
+  };
+  return table;
+}
 
 const fatalNames = [
   'ERR__FATAL',
@@ -24,25 +36,21 @@ const fatalNames = [
   'ERR_CLUSTER_AUTHORIZATION_FAILED',
   'ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT',
 ] as const;
-const fatalCodes = new Set(fatalNames.map((name) => errors[name]).filter((code) => code !== undefined));
-
-/** A commit that timed out may be asked again: librdkafka finishes the same commit (or reports its outcome). */
-const retriableCommitCodes = new Set([errors.ERR__TIMED_OUT, errors.ERR__TIMED_OUT_QUEUE]);
 
 export function errorCode(error: unknown): number {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  return typeof code === 'number' ? code : (errors.ERR_UNKNOWN ?? -1);
+  return typeof code === 'number' ? code : (codes().errors.ERR_UNKNOWN ?? -1);
 }
 
 export function errorCodeName(code: number): string {
-  for (const [name, value] of Object.entries(errors)) if (value === code) return name;
+  for (const [name, value] of Object.entries(codes().errors)) if (value === code) return name;
   return `code ${code}`;
 }
 
 export function txnErrorKind(error: unknown): TxnErrorKind {
-  return fatalCodes.has(errorCode(error)) ? 'fatal' : 'abortable';
+  return codes().fatal.has(errorCode(error)) ? 'fatal' : 'abortable';
 }
 
 export function isRetriableCommit(error: unknown): boolean {
-  return retriableCommitCodes.has(errorCode(error));
+  return codes().retriableCommit.has(errorCode(error));
 }
