@@ -30,7 +30,7 @@ const pipeline = createPipeline({
   guarantee: env('PIPELINE_GUARANTEE') as PipelineGuarantee,
   maxBatchSize: Number(process.env.PIPELINE_BATCH ?? '500'),
   sessionTimeoutMs: 6000,
-  transactionTimeoutMs: Number(process.env.PIPELINE_TXN_TIMEOUT_MS ?? '60000'),
+  ...(process.env.PIPELINE_TXN_TIMEOUT_MS ? { transactionTimeoutMs: Number(process.env.PIPELINE_TXN_TIMEOUT_MS) } : {}),
   logger: process.env.PIPELINE_DEBUG ? stderrLogger : silentLogger,
   transform: (record) => {
     const input = parseInput(record);

@@ -38,7 +38,7 @@ const defaults = {
   maxAttempts: 3,
   maxBatchSize: 1000,
   sessionTimeoutMs: 10_000,
-  transactionTimeoutMs: 60_000,
+  transactionTimeoutMs: 10_000,
   fromBeginning: true,
 } as const;
 

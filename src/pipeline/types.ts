@@ -89,7 +89,11 @@ export interface PipelineOptions {
   maxBatchSize?: number;
   /** Consumer session timeout; a stalled instance loses its partitions after it. Default 10000 (broker minimum 6000). */
   sessionTimeoutMs?: number;
-  /** The broker aborts a transaction left open longer than this. Default 60000. */
+  /**
+   * The broker aborts a transaction left open longer than this (and fences its producer). It also bounds how long a
+   * partition of an instance that died mid-transaction stays blocked for the instance taking it over. The transaction
+   * spans only the send, the offsets and the commit (the transform runs before it). Default 10000 (as Kafka Streams).
+   */
   transactionTimeoutMs?: number;
   /** Read inputs from the start when the group has no committed offset. Default true. */
   fromBeginning?: boolean;

@@ -3,6 +3,7 @@
 // its session as a zombie. Each has a naive twin (produce, then commit offsets) that the same fault must break.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { runHandover } from '../../scenarios/pipeline/handover.ts';
 import { isPoison } from '../../scenarios/pipeline/records.ts';
 import { crashPoints, resultLine, runPipeline } from '../../scenarios/pipeline/run.ts';
 import { runZombie } from '../../scenarios/pipeline/zombie.ts';
@@ -53,4 +54,19 @@ test('naive twin: the same zombie without transactions leaves its outputs double
   const result = await runZombie({ inputs: 2000, partitions: 4, guarantee: 'at-least-once', timeoutMs: 60_000 });
   assert.equal(result.lost, 0);
   assert.ok(result.duplicates > 0, `expected duplicates, got ${result.duplicates}`);
+});
+
+test('an instance killed with offsets pending in its transaction, never back: the other one takes over, nothing doubled', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const result = await runHandover({
+    inputs: 2000,
+    partitions: 4,
+    guarantee: 'exactly-once',
+    crashAt: 'pipeline:after-send-offsets',
+    timeoutMs: 60_000,
+  });
+  t.diagnostic(`handover took ${result.handoverSeconds} s`);
+  assert.ok(result.killed && result.offsetsAtEnd);
+  assert.deepEqual([result.outputs, result.duplicates, result.lost, result.outOfOrder], [2000, 0, 0, 0]);
+  assert.ok(result.abortedSeen > 0, "the dead instance's transaction was aborted by the broker");
 });

@@ -1,0 +1,58 @@
+import type { PipelineFaultPoint, PipelineGuarantee } from '../../src/pipeline/types.ts';
+import { type Audit, audit } from './audit.ts';
+import { type Child, startChild, stopChild } from './children.ts';
+import { createTopics, deleteTopics, offsetsAtEnd, scenarioKafka, seedInputs } from './topics.ts';
+
+export interface HandoverOptions {
+  inputs: number;
+  partitions: number;
+  guarantee: PipelineGuarantee;
+  crashAt: PipelineFaultPoint;
+  timeoutMs: number;
+}
+
+export interface HandoverResult extends Audit {
+  killed: boolean;
+  offsetsAtEnd: boolean;
+  /** From the kill to the group's offsets at the inputs' end. */
+  handoverSeconds: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Two instances (different transactional ids) share the group; one is SIGKILLed at a crash point after 20 % of the
+ * work and never comes back. The other takes its partitions after the session ends; offsets the dead one left
+ * pending in its open transaction hold the new owner back until the broker aborts that transaction
+ * (`transactionTimeoutMs`), so nothing is processed twice.
+ */
+export async function runHandover(options: HandoverOptions): Promise<HandoverResult> {
+  const deadline = Date.now() + options.timeoutMs;
+  const kafka = scenarioKafka();
+  const topics = await createTopics(kafka, options.partitions);
+  const children: Child[] = [];
+  try {
+    await seedInputs(kafka, topics, options.inputs);
+    const common = { topics, guarantee: options.guarantee };
+    const victim = startChild({
+      ...common,
+      transactionalId: `${topics.group}-a`,
+      crashAt: options.crashAt,
+      armAtSeq: Math.floor(options.inputs * 0.2),
+    });
+    children.push(victim, startChild({ ...common, transactionalId: `${topics.group}-b` }));
+    const killed = (await victim.waitFor('crash-at:')) !== null;
+    const killedAt = Date.now();
+    let atEnd = false;
+    while (!atEnd && Date.now() < deadline) {
+      atEnd = (await offsetsAtEnd(kafka, topics)).done;
+      if (!atEnd) await sleep(500);
+    }
+    const handoverSeconds = Math.round((Date.now() - killedAt) / 1000);
+    await Promise.all(children.map((child) => stopChild(child)));
+    return { ...(await audit(kafka, topics, options.inputs)), killed, offsetsAtEnd: atEnd, handoverSeconds };
+  } finally {
+    await Promise.all(children.map((child) => stopChild(child)));
+    await deleteTopics(kafka, topics);
+  }
+}
