@@ -76,6 +76,12 @@ test('the packed package installs and works as a user uses it', async (t) => {
     assert.match(output, /app: mode=kafka orders=20 applied=20 duplicates=0 emails=20 kafka=loaded/);
   });
 
+  await t.test('require() from CommonJS loads the ES modules', async () => {
+    const { code, output } = await run(project, process.execPath, ['require.cjs']);
+    assert.equal(code, 0, output);
+    assert.match(output, /require: function function function/);
+  });
+
   await t.test('a strict TypeScript app type-checks against the shipped declarations', async () => {
     const { code, output } = await run(project, process.execPath, [tsc, '-p', '.']);
     assert.equal(code, 0, output);
