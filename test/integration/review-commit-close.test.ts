@@ -1,0 +1,95 @@
+// Review of c050791 (offset commits off the batch's path): is the transport consumer's close() bounded when the broker
+// does not answer? close() sends the noted positions as a final commit. The Confluent client's commitOffsets resolves
+// once librdkafka has queued it (commitCb = commitAsync), and librdkafka's consumer close then waits for every
+// outstanding commit (rdkafka_cgrp.c rd_kafka_cgrp_try_terminate: wait_commit_cnt == 0) while its request to the
+// coordinator stays queued. A private broker (never the shared one) frozen with SIGSTOP plays a coordinator that does
+// not answer (a network partition, a stalled JVM); the twin, a member with nothing noted, closes under the same fault.
+// About 50 s: most of it is the private broker's start.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { silentLogger } from '../../src/observability/logger.ts';
+import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import type { Admin } from '../../src/transport/port.ts';
+import { positionAfter } from '../../src/transport/position.ts';
+import { eventually, randomName } from '../support/fixtures.ts';
+import { freePorts, kafkaScript } from '../support/kafka-script.ts';
+
+const records = 100;
+const boundMs = 12_000;
+
+/** A member that applied every record of its own topic and group; `commitIntervalMs` decides what is left noted. */
+async function member(brokers: string[], admin: Admin, commitIntervalMs: number) {
+  const topic = randomName('close').replace('_', '-');
+  await admin.createTopics([{ topic, partitions: 2 }]);
+  const transport = kafkaTransport({ brokers, clientId: 'effectively-test', logger: silentLogger, commitIntervalMs });
+  const producer = transport.producer();
+  await producer.send(
+    Array.from({ length: records }, (_, n) => ({ topic, key: `k${n}`, value: Buffer.from('x'), headers: {} })),
+  );
+  await producer.close();
+  const group = randomName('g');
+  const consumer = transport.consumer({ group, topics: [topic], maxBatchSize: 20, fromBeginning: true });
+  let applied = 0;
+  await consumer.run(async (batch, control) => {
+    applied += batch.records.length;
+    const last = batch.records.at(-1)!;
+    consumer.commit([positionAfter(last)]).catch(() => undefined);
+    control.resolve(last.offset);
+  });
+  await eventually(async () => applied >= records, 60_000, 'the member to read every record');
+  const committed = async () =>
+    (await admin.committedOffsets(group, topic)).reduce((sum, c) => sum + Math.max(0, Number(c.offset)), 0);
+  return { consumer, committed };
+}
+
+test('close() with the coordinator not answering (frozen broker)', async (t) => {
+  const port = await freePorts(2);
+  const kafka = kafkaScript(t, { KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(port + 1) });
+  if (!kafka) return;
+  kafka.run(['start']);
+  const brokers = [`127.0.0.1:${port}`];
+  const admin = kafkaTransport({ brokers, logger: silentLogger }).admin();
+
+  const twin = await member(brokers, admin, 0);
+  await eventually(async () => (await twin.committed()) === records, 30_000, "the twin's commits");
+  const noted = await member(brokers, admin, 60_000); // positions after the first commit stay noted, unsent
+  assert.ok((await noted.committed()) < records, 'positions are noted and not sent before close');
+  await admin.close();
+
+  const pid = Number(readFileSync(join(kafka.home, 'broker.pid'), 'utf8').trim());
+  process.kill(pid, 'SIGSTOP');
+  const started = Date.now();
+  const timed = (close: Promise<void>) => close.then(() => Date.now() - started);
+  const twinClose = timed(twin.consumer.close());
+  const notedClose = timed(noted.consumer.close());
+  const within = (took: Promise<number>) =>
+    Promise.race([
+      took,
+      new Promise<number>((resolve) => setTimeout(() => resolve(Number.POSITIVE_INFINITY), boundMs)),
+    ]);
+  try {
+    await t.test('twin: a member with nothing noted closes within the bound', async () => {
+      const took = await within(twinClose);
+      assert.ok(took < boundMs, `closed after ${took} ms`);
+    });
+    await t.test(
+      'a member with noted positions closes within the bound too',
+      {
+        todo:
+          'HOLE (review of c050791): the final commit of close() is queued in librdkafka, whose consumer close waits ' +
+          'for it until the coordinator answers: close() hangs (here until the broker is resumed; with a killed ' +
+          'broker 6 s = session.timeout.ms or, in 3 of 8 runs, > 60 s), and the process cannot exit meanwhile',
+      },
+      async () => {
+        const took = await within(notedClose);
+        assert.ok(took < boundMs, `closed after ${took} ms`);
+      },
+    );
+  } finally {
+    process.kill(pid, 'SIGCONT');
+    // Resumed, the broker answers the commit and the close finishes: no client is left behind by this test.
+    await Promise.all([twinClose, notedClose]);
+  }
+});
