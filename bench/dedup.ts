@@ -1,7 +1,7 @@
 // dedup cost as processed_events grows: the same batches of dedup claims timed at 1M rows and at 10M rows. The rows
-// carry time-ordered ids (UUIDv7, as the library's own events do); claims are timed with fresh UUIDv7 ids (events of
-// this library) and with random ids (the UUIDv5 dedup keys of other producers' events behave like them).
-import { randomUUID } from 'node:crypto';
+// carry time-ordered ids (UUIDv7, as the library's own events do) and the claims fresh UUIDv7 ids. (Random ids — the
+// UUIDv5 dedup keys of other producers' events — against a table of random ids cost more as it grows: see
+// docs/development.md; against this table they would all land past its ids and say nothing.)
 import { migrate } from '../src/db/migrate.ts';
 import type { Db } from '../src/db/port.ts';
 import { loadSql } from '../src/db/sql.ts';
@@ -54,30 +54,26 @@ const rollback = new Error('bench: roll the claims back');
 
 /**
  * The median time of one 1,000-id claim (`src/consumer/dedup.sql`, fresh ids) at `small` and at `large` rows in the
- * table, for UUIDv7 ids and for random ids. A ratio above 1.5 means the table's growth costs the consumer.
+ * table. A ratio above 1.5 means the table's growth costs the consumer.
  */
 export async function dedupGrowth(db: Db, schema: string, small: number, large: number, rounds = 40) {
   await migrate(db, { schema });
   const claim = loadSql(new URL('../src/consumer/', import.meta.url).href, 'dedup.sql', schema);
-  const batchesOf = (id: () => string) => Array.from({ length: rounds }, () => Array.from({ length: 1000 }, id));
-  const v7 = batchesOf(() => uuidv7());
-  const random = batchesOf(() => randomUUID());
+  const batches = Array.from({ length: rounds }, () => Array.from({ length: 1000 }, () => uuidv7()));
   const baseMs = Date.now() - 2 * large;
-  const timeBoth = async () => {
-    await timeClaims(db, claim, v7.slice(0, 5)); // warm-up: plans and the index's upper pages
-    return { v7: await timeClaims(db, claim, v7), random: await timeClaims(db, claim, random) };
+  const time = async () => {
+    await timeClaims(db, claim, batches.slice(0, 5)); // warm-up: plans and the index's upper pages
+    return timeClaims(db, claim, batches);
   };
   const fillSmall = await fillTo(db, schema, 0, small, baseMs);
-  const atSmall = await timeBoth();
+  const atSmall = await time();
   const fillLarge = await fillTo(db, schema, small, large, baseMs);
-  const atLarge = await timeBoth();
+  const atLarge = await time();
   return {
     rows_small: small,
     rows_large: large,
-    claim_1000_v7_ms: [round(atSmall.v7), round(atLarge.v7)],
-    claim_1000_random_ms: [round(atSmall.random), round(atLarge.random)],
+    claim_1000_ms: [round(atSmall), round(atLarge)],
     fill_seconds: round(fillSmall + fillLarge, 1),
-    ratio: round(atLarge.v7 / atSmall.v7),
-    ratio_random: round(atLarge.random / atSmall.random),
+    ratio: round(atLarge / atSmall),
   };
 }

@@ -8,8 +8,8 @@ import type { Transport } from '../src/transport/port.ts';
 import { benchEvent, clock, round, until } from './support.ts';
 
 const handlerMs = 5;
-/** Lanes in flight in 'key' mode (the default `max`): each holds a connection, so the pool needs one more. */
-export const lanes = 16;
+/** Lanes in flight in 'key' mode (the default `max` is 16): each holds a connection, so the pool needs one more. */
+export const lanes = 25;
 
 /** Records of `keys` keys, round robin, on a one-partition topic. */
 export async function preloadKeys(transport: Transport, topic: string, events: number, keys: number): Promise<void> {

@@ -29,19 +29,31 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** Samples this process's RSS every `everyMs` until stopped. */
+/** Samples this process's RSS (and the JavaScript heap's share of it) every `everyMs` until stopped. */
 export function rssSampler(everyMs = 200) {
-  const mb = () => process.memoryUsage().rss / 1024 / 1024;
-  const start = mb();
+  const mb = (bytes: number) => bytes / 1024 / 1024;
+  const start = mb(process.memoryUsage().rss);
   let peak = start;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, mb());
-  }, everyMs);
+  let heapAtPeak = mb(process.memoryUsage().heapTotal);
+  const sample = () => {
+    const { rss, heapTotal } = process.memoryUsage();
+    if (mb(rss) > peak) {
+      peak = mb(rss);
+      heapAtPeak = mb(heapTotal);
+    }
+  };
+  const timer = setInterval(sample, everyMs);
   return {
     stop() {
       clearInterval(timer);
-      const end = mb();
-      return { start: Math.round(start), peak: Math.round(Math.max(peak, end)), end: Math.round(end) };
+      sample();
+      const end = mb(process.memoryUsage().rss);
+      return {
+        start: Math.round(start),
+        peak: Math.round(peak),
+        end: Math.round(end),
+        heap_at_peak: Math.round(heapAtPeak),
+      };
     },
   };
 }
