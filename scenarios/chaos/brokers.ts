@@ -47,10 +47,37 @@ export function listening(address: string): Promise<boolean> {
 }
 
 /**
- * The bootstrap list of `setup`, its brokers started first when they are not all answering (a cluster node killed for
- * good by an earlier run is started again here). The project's single broker is left alone when it answers.
+ * A single broker of the kit's own (`--private-broker`): home `.kafka/private`, port `CHAOS_KAFKA_PORT` (default
+ * 29092, controller one above), the project's jars. Its restarts kill nobody else's broker (9092 is shared).
  */
-export async function readyBrokers(setup: BrokerSetup, log: (line: string) => void): Promise<string[]> {
+export function privateBroker(): BrokerSetup {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const port = Number(process.env.CHAOS_KAFKA_PORT ?? 29092);
+  return {
+    nodes: 1,
+    env: {
+      KAFKA_HOME_DIR: `${root}.kafka/private`,
+      KAFKA_LIBS: process.env.KAFKA_LIBS ?? `${root}.kafka/libs`,
+      KAFKA_PORT: String(port),
+      KAFKA_CONTROLLER_PORT: String(port + 1),
+    },
+  };
+}
+
+/** Stops the brokers of `setup` (a run stops those it started). */
+export async function stopBrokers(setup: BrokerSetup): Promise<void> {
+  await kafkaSh(setup, ['stop', ...nodeArgs(setup)], 120_000);
+}
+
+/**
+ * The bootstrap list of `setup`, its brokers started first when they are not all answering (a cluster node killed for
+ * good by an earlier run is started again here; `startedHere` then). The project's single broker is left alone when
+ * it answers.
+ */
+export async function readyBrokers(
+  setup: BrokerSetup,
+  log: (line: string) => void,
+): Promise<{ brokers: string[]; startedHere: boolean }> {
   const brokers =
     setup.brokers ??
     (setup.nodes > 1 || setup.env
@@ -68,12 +95,12 @@ export async function readyBrokers(setup: BrokerSetup, log: (line: string) => vo
         () => false,
       )))
   )
-    return brokers;
+    return { brokers, startedHere: false };
   log(`chaos: starting the brokers (scripts/kafka.sh start ${nodeArgs(setup).join(' ')})`.trimEnd());
   await kafkaSh(setup, ['start', ...nodeArgs(setup)], 300_000);
-  if (setup.brokers) return setup.brokers;
+  if (setup.brokers) return { brokers: setup.brokers, startedHere: true };
   const { stdout } = await kafkaSh(setup, ['brokers', ...nodeArgs(setup)]);
-  return stdout.trim().split(',').filter(Boolean);
+  return { brokers: stdout.trim().split(',').filter(Boolean), startedHere: true };
 }
 
 /** Port of cluster node n (scripts/kafka.sh: the first node's port, +2 per node). */

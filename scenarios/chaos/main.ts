@@ -1,5 +1,5 @@
 // npm run chaos -- --events N --kills K [--restart-broker B] [--restart-postgres P] [--timeout S]
-//   [--nodes 3 [--kill-broker-for-good NODE]] [--kill-roles relay,consumer] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
+//   [--nodes 3 [--kill-broker-for-good NODE] | --private-broker] [--kill-roles relay,consumer] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
 //   [--private-postgres] [--keep]
 // Runs the order writer, the relay and the notification consumer as child processes on real Kafka + PostgreSQL,
 // SIGKILLs relay and consumer K times (half of them at named hops), SIGKILLs the broker and starts it again B times,
@@ -8,6 +8,7 @@
 // node for good. Exit 0 complete, 1 something lost or doubled, 2 stopped before everything was delivered (see
 // docs/chaos.md).
 import { parseArgs } from 'node:util';
+import { privateBroker } from './brokers.ts';
 import { ending } from './ending.ts';
 import { runChaos } from './run.ts';
 
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     'restart-postgres': { type: 'string', default: '0' },
     'private-postgres': { type: 'boolean', default: false },
     nodes: { type: 'string', default: '1' },
+    'private-broker': { type: 'boolean', default: false },
     'kill-broker-for-good': { type: 'string' },
     'kill-roles': { type: 'string' },
     timeout: { type: 'string' },
@@ -47,7 +49,7 @@ const result = await runChaos({
   restartBroker: Number(values['restart-broker']),
   restartPostgres: Number(values['restart-postgres']),
   privatePostgres: values['private-postgres'],
-  brokers: { nodes: Number(values.nodes) },
+  brokers: values['private-broker'] ? privateBroker() : { nodes: Number(values.nodes) },
   ...(values['kill-broker-for-good'] ? { killBrokerForGood: Number(values['kill-broker-for-good']) } : {}),
   ...(values['kill-roles']
     ? { killRoles: values['kill-roles'].split(',') as ('relay' | 'consumer' | 'writer')[] }

@@ -1,9 +1,15 @@
 import { isConnectionLost, isTransientDbError } from '../../src/db/sqlstate.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 
-/** True for a failure an outage explains: the database or the broker went away and will come back. */
+/**
+ * True for a failure an outage explains: the database or the broker went away and will come back. pg's client that
+ * lost its server mid-transaction answers its next query with "Client has encountered a connection error and is not
+ * queryable" (no code): the writer crashed on it at a PostgreSQL restart (the library's isConnectionLost misses it).
+ */
 export function isOutage(error: unknown): boolean {
-  return isConnectionLost(error) || isTransientDbError(error);
+  return (
+    isConnectionLost(error) || isTransientDbError(error) || /is not queryable/.test(String((error as Error)?.message))
+  );
 }
 
 /**

@@ -6,7 +6,7 @@ import { loadSql } from '../../src/db/sql.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { auditStory } from '../boxoffice/audit.ts';
-import { type BrokerSetup, killBrokerForGood, readyBrokers, restartBroker } from './brokers.ts';
+import { type BrokerSetup, killBrokerForGood, readyBrokers, restartBroker, stopBrokers } from './brokers.ts';
 import { childEntries } from './bundle.ts';
 import { chaosChildren, type Recovery, type Role } from './children.ts';
 import type { ChaosConfig } from './config.ts';
@@ -123,7 +123,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   if (options.killBrokerForGood !== undefined && brokerSetup.nodes < 2) {
     throw new Error('killBrokerForGood needs a cluster (brokers.nodes >= 2): one broker is all there is');
   }
-  const brokers = await readyBrokers(brokerSetup, log);
+  const { brokers, startedHere: brokersStartedHere } = await readyBrokers(brokerSetup, log);
   // PostgreSQL is restarted only on the project's private cluster, never on the machine's shared server.
   const privatePg: PrivatePostgres | undefined =
     restartsWanted.postgres > 0 || options.privatePostgres
@@ -316,5 +316,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await db.close();
     // A private cluster this run started is stopped: the next run (or another checkout's) finds its port free.
     if (privatePg?.startedHere) await privatePg.stop().catch((error: Error) => log(`chaos: ${error.message}`));
+    // Brokers this run started are stopped too (three JVMs idling on a shared machine cost its other users).
+    if (brokersStartedHere) await stopBrokers(brokerSetup).catch((error: Error) => log(`chaos: ${error.message}`));
   }
 }
