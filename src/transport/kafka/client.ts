@@ -33,9 +33,9 @@ function kafkaClientUnavailable(error: unknown): EffectivelyError {
   const missing = code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes(`'${packageName}'`);
   const message = missing
     ? `the Kafka transport needs the package ${packageName}, an optional peer dependency: ` +
-      `npm install ${packageName} (it builds a native module; see the README's Install section)`
+      `npm install ${packageName} (a native module; see the README's Install section)`
     : `the Kafka client ${packageName} is installed but could not be loaded (${oneLine(error)}); ` +
-      `a native module built for another Node version needs \`npm rebuild ${packageName}\` (see the README's Install section)`;
+      `a native module built for another Node version needs \`npm rebuild ${packageName} --update-binary\` (see the README's Install section)`;
   return new EffectivelyError(ErrorCodes.EFF_KAFKA_CLIENT_UNAVAILABLE, message, {
     cause: error,
     details: { package: packageName, missing, node: process.version },
