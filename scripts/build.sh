@@ -11,5 +11,5 @@ trap 'rm -rf "$out"' EXIT
 node_modules/.bin/tsc -p tsconfig.build.json --outDir "$out"
 (cd src && find . -name '*.sql' -exec cp --parents {} "../$out/" \;)
 rm -rf dist
-mv "$out" dist
+mv -T "$out" dist # fails, rather than nesting, if another build put a dist/ back in between
 echo "build: dist/ in $((SECONDS - started)) s ($(find dist -name '*.js' | wc -l) modules, $(find dist -name '*.sql' | wc -l) SQL files)"
