@@ -96,7 +96,7 @@ export async function readyBrokers(
       )))
   )
     return { brokers, startedHere: false };
-  log(`chaos: starting the brokers (scripts/kafka.sh start ${nodeArgs(setup).join(' ')})`.trimEnd());
+  log(`chaos: starting the brokers (scripts/kafka.sh ${['start', ...nodeArgs(setup)].join(' ')})`);
   await kafkaSh(setup, ['start', ...nodeArgs(setup)], 300_000);
   if (setup.brokers) return { brokers: setup.brokers, startedHere: true };
   const { stdout } = await kafkaSh(setup, ['brokers', ...nodeArgs(setup)]);

@@ -11,7 +11,13 @@ export interface Ending {
 /** The recovery lines (one per killed role), then the verdict. */
 export function ending(result: ChaosResult): Ending {
   const verdict = endingVerdict(result);
-  return { ...verdict, lines: [...recoveryLines(result.recoveries, result.unmeasuredRecoveries), ...verdict.lines] };
+  return {
+    ...verdict,
+    lines: [
+      ...recoveryLines(result.recoveries, result.unmeasuredRecoveries, result.recoveriesInOutages),
+      ...verdict.lines,
+    ],
+  };
 }
 
 function endingVerdict(result: ChaosResult): Ending {

@@ -46,7 +46,7 @@ export function recoveryByRole(recoveries: Recovery[]): RoleRecovery[] {
 }
 
 /** `chaos: recovery role=consumer measured=3 recovery_p50_s=1.42 recovery_p99_s=2.10 ...`, one line per role. */
-export function recoveryLines(recoveries: Recovery[], unmeasured: number): string[] {
+export function recoveryLines(recoveries: Recovery[], unmeasured: number, inOutages: Recovery[] = []): string[] {
   const f = (seconds: number) => seconds.toFixed(2);
   const lines = recoveryByRole(recoveries).map(
     (r) =>
@@ -54,6 +54,12 @@ export function recoveryLines(recoveries: Recovery[], unmeasured: number): strin
       ` max_s=${f(r.max)} phases_p50_s=respawn:${f(r.phases.respawn)},load:${f(r.phases.load)},` +
       `start:${f(r.phases.start)},first_apply:${f(r.phases.firstApply)}`,
   );
+  if (inOutages.length > 0) {
+    const longest = Math.max(...inOutages.map((recovery) => recovery.seconds));
+    lines.push(
+      `chaos: recovery during_outages=${inOutages.length} max_s=${f(longest)} (next to a broker or PostgreSQL outage: not counted above)`,
+    );
+  }
   if (unmeasured > 0) lines.push(`chaos: recovery unmeasured=${unmeasured} (successor killed or run ended first)`);
   return lines;
 }

@@ -88,6 +88,8 @@ export interface ChaosResult {
   brokerKilledForGood?: number;
   /** Per kill of the relay or the consumer: the seconds until its successor published or applied an event. */
   recoveries: Recovery[];
+  /** Recoveries that overlapped a broker or PostgreSQL outage of the run (its time is the outage's, mostly). */
+  recoveriesInOutages: Recovery[];
   /** Kills whose successor applied nothing before it was killed in turn or the run ended. */
   unmeasuredRecoveries: number;
   /** Kills done after the events were all delivered (they were owed: the events flowed faster than the kills). */
@@ -144,6 +146,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const attempted = { broker: 0, postgres: 0 };
   let brokerKilledForGood: number | undefined;
   let forGoodAttempted = 0;
+  /** Broker and PostgreSQL outages the run caused, [from, to] in ms. */
+  const outages: [number, number][] = [];
+  const duringOutage = (recovery: Recovery) =>
+    outages.some(([from, to]) => recovery.killedAt <= to && recovery.killedAt + recovery.seconds * 1000 >= from);
   const held = new Set(options.holdUntilWritten ?? []);
   const killRoles: Role[] = options.killRoles ?? [config.mode === 'no-outbox' ? 'writer' : 'relay', 'consumer'];
   const frozen = new Set<Role>();
@@ -216,6 +222,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // A restart that failed is reported and not counted in `restarts`, but not tried again.
       if (due(attempted.broker, restartsWanted.broker, 0.5)) {
         attempted.broker += 1;
+        const from = Date.now();
         await restartBroker(brokerSetup, brokers, attempted.broker - 1, options.killBrokerForGood).then(
           (seconds) => {
             restarts.broker += 1;
@@ -223,10 +230,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           },
           (error: Error) => log(`chaos: broker restart failed: ${error.message}`),
         );
+        outages.push([from, Date.now()]);
         idleSince = Date.now();
       }
       if (due(attempted.postgres, restartsWanted.postgres, 0.75)) {
         attempted.postgres += 1;
+        const from = Date.now();
         await privatePg!.restart(options.postgresDownMs).then(
           (seconds) => {
             restarts.postgres += 1;
@@ -234,6 +243,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           },
           (error: Error) => log(`chaos: postgres restart failed: ${error.message}`),
         );
+        outages.push([from, Date.now()]);
         idleSince = Date.now();
       }
       // A cluster node killed for good at about 30% of the events delivered: the rest flows through the others.
@@ -247,6 +257,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           },
           (error: Error) => log(`chaos: killing broker node ${node} failed: ${error.message}`),
         );
+        outages.push([Date.now(), Date.now()]);
         idleSince = Date.now();
       }
       if (now.emails !== lastEmails) {
@@ -298,7 +309,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       killsAt: children.killsAt,
       restarts,
       ...(brokerKilledForGood === undefined ? {} : { brokerKilledForGood }),
-      recoveries: children.recoveries,
+      recoveries: children.recoveries.filter((recovery) => !duringOutage(recovery)),
+      recoveriesInOutages: children.recoveries.filter(duringOutage),
       unmeasuredRecoveries: children.unmeasured,
       killsLate,
       crashes: children.crashes,
