@@ -26,8 +26,10 @@ export type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
  * The idempotent consumer. For each batch, in ONE database transaction: claim the batch's event ids in
  * `processed_events` (one statement), run the handler for the fresh ones only, commit; then commit the offsets.
  * A crash between the two commits redelivers events whose dedup rows exist: they are reported as duplicates.
+ * `createConsumer<OrderConfirmed>({ handler })` types `event.data` in the handler (a declaration: see `EventHandler`).
  */
-export function createConsumer(options: ConsumerOptions): EffectivelyConsumer {
+export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): EffectivelyConsumer {
+  const options = typed as ConsumerOptions;
   const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
   const maxBatchSize = options.maxBatchSize ?? 500;
   if (!options.group) throw invalidOptions('group', 'a non-empty string');

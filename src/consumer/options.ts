@@ -9,17 +9,17 @@ import type { Concurrency } from './lanes.ts';
 import type { RetryTopicsOptions } from './retry-topics.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
 
-/** Options of `createConsumer()`; defaults are given on each field. */
-export interface ConsumerOptions {
+/** Options of `createConsumer()`; defaults are given on each field. `T`: the type of the events' `data`. */
+export interface ConsumerOptions<T = unknown> {
   db: Db;
   transport: Transport;
   /** Consumer group; also the name its dedup rows are kept under. */
   group: string;
   topics: string[];
   /** Applies one fresh event in the consumer's transaction. Give this or `batchHandler`. */
-  handler?: EventHandler;
+  handler?: EventHandler<T>;
   /** Applies all fresh events of a batch at once (faster); a failure is bisected down to the event that fails. */
-  batchHandler?: BatchEventHandler;
+  batchHandler?: BatchEventHandler<T>;
   /** Schema of the library's tables (default `effectively`). */
   schema?: string;
   /** Most records applied in one database transaction (default 500). */
@@ -38,7 +38,7 @@ export interface ConsumerOptions {
   retention?: { keepMs: number; everyMs?: number };
   logger?: Logger;
   /** Called once per event as soon as the database committed it (before the offset commit). */
-  onOutcome?: (event: Event, outcome: Outcome) => void;
+  onOutcome?: (event: Event<T>, outcome: Outcome) => void;
   /**
    * Attempts in place (with full-jitter backoff) before a failing record becomes a dead letter (default 3). A
    * permanent error (undecodable record, no valid id, `PermanentError`) is dead-lettered at once.

@@ -25,8 +25,14 @@ export interface HandlerContext {
 /**
  * Applies one fresh event inside the consumer's transaction. Return `'stale'` when a version guard refused it (the
  * event still counts as processed); anything else means applied. Throw to fail: the transaction rolls back.
+ * `T` is the type of `event.data` as the handler expects it (`createConsumer<OrderConfirmed>`): a declaration, not a
+ * check — the data is what the producer sent, so validate it (a serde with a schema, or your own guard) when the
+ * producer is not trusted.
  */
-export type EventHandler = (event: Event, context: HandlerContext) => Promise<void | 'applied' | 'stale'>;
+export type EventHandler<T = unknown> = (
+  event: Event<T>,
+  context: HandlerContext,
+) => Promise<void | 'applied' | 'stale'>;
 
 export interface BatchHandlerContext {
   /** The consumer's transaction: the dedup rows and everything written here commit together, or not at all. */
@@ -46,7 +52,7 @@ export interface BatchHandlerContext {
  * path. It may return one outcome per event (`'stale'` where a version guard refused it). When it throws, the consumer
  * bisects the batch to find the failing event and applies the others.
  */
-export type BatchEventHandler = (
-  events: Event[],
+export type BatchEventHandler<T = unknown> = (
+  events: Event<T>[],
   context: BatchHandlerContext,
 ) => Promise<void | ('applied' | 'stale')[]>;
