@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
+import { defaultSchema } from '../db/identifiers.ts';
 
 /** Every option of every command (each command reads its own); one table so the CLI and `operatorCommand` agree. */
 const options = {
-  schema: { type: 'string', default: process.env.EFFECTIVELY_SCHEMA ?? 'effectively' },
+  schema: { type: 'string', default: defaultSchema() },
   shards: { type: 'string' },
   partitions: { type: 'string' },
   consumer: { type: 'string' },

@@ -1,4 +1,4 @@
-import { assertIdentifier } from '../db/identifiers.ts';
+import { librarySchema } from '../db/identifiers.ts';
 import { loadSql } from '../db/sql.ts';
 import { deadLetterStore } from '../deadletter/store.ts';
 import { decodeEvent } from '../envelope/cloudevents.ts';
@@ -30,7 +30,7 @@ export type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
  */
 export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): EffectivelyConsumer {
   const options = typed as ConsumerOptions;
-  const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
+  const schema = librarySchema(options.schema);
   const maxBatchSize = options.maxBatchSize ?? 500;
   if (!options.group) throw invalidOptions('group', 'a non-empty string');
   if (!Array.isArray(options.topics) || options.topics.length === 0)

@@ -20,7 +20,7 @@ export interface ConsumerOptions<T = unknown> {
   handler?: EventHandler<T>;
   /** Applies all fresh events of a batch at once (faster); a failure is bisected down to the event that fails. */
   batchHandler?: BatchEventHandler<T>;
-  /** Schema of the library's tables (default `effectively`). */
+  /** Schema of the library's tables (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`). */
   schema?: string;
   /** Most records applied in one database transaction (default 500). */
   maxBatchSize?: number;

@@ -1,3 +1,4 @@
+import { librarySchema } from '../db/identifiers.ts';
 import type { Db } from '../db/port.ts';
 import { loadSql } from '../db/sql.ts';
 
@@ -11,7 +12,7 @@ export interface PurgeOptions {
 
 /** Deletes dedup rows older than the window, chunk by chunk; returns how many went. */
 export async function purgeProcessed(db: Db, options: PurgeOptions): Promise<number> {
-  const statement = loadSql(import.meta.url, 'purge.sql', options.schema ?? 'effectively');
+  const statement = loadSql(import.meta.url, 'purge.sql', librarySchema(options.schema));
   const chunk = options.chunk ?? 5000;
   let total = 0;
   for (;;) {

@@ -21,3 +21,17 @@ export function assertQualifiedName(name: string, what = 'table'): string {
   for (const part of parts) assertIdentifier(part, what);
   return name;
 }
+
+/**
+ * The library's schema: the one given, else the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`. Every
+ * constructor and the CLI take it from here, so a deployment sets it once (the variable) instead of on each of them.
+ */
+export function librarySchema(given?: string | undefined): string {
+  return assertIdentifier(given ?? defaultSchema(), 'schema');
+}
+
+/** `EFFECTIVELY_SCHEMA`, else `effectively` (not validated here: `librarySchema` does). */
+export function defaultSchema(): string {
+  const fromEnv = process.env.EFFECTIVELY_SCHEMA;
+  return fromEnv === undefined || fromEnv === '' ? 'effectively' : fromEnv;
+}

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
-import { assertIdentifier } from './identifiers.ts';
+import { librarySchema } from './identifiers.ts';
 import type { Db } from './port.ts';
 
 export interface Migration {
@@ -24,7 +24,7 @@ export function migrations(): Migration[] {
 }
 
 export interface MigrateOptions {
-  /** Schema for every table of the library (default `effectively`). */
+  /** Schema for every table of the library (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`). */
   schema?: string;
 }
 
@@ -38,7 +38,7 @@ export interface MigrateResult {
  * starters wait for one another. Refuses a database migrated by a newer version of the library.
  */
 export async function migrate(db: Db, options: MigrateOptions = {}): Promise<MigrateResult> {
-  const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
+  const schema = librarySchema(options.schema);
   const all = migrations();
   const latest = all.at(-1)?.version ?? 0;
   const applied: string[] = [];

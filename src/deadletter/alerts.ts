@@ -1,3 +1,4 @@
+import { librarySchema } from '../db/identifiers.ts';
 import type { Db } from '../db/port.ts';
 import { loadSql } from '../db/sql.ts';
 import { invalidOptions } from '../errors.ts';
@@ -43,7 +44,7 @@ export interface DeadLetterAlerts {
 
 /** Watches the dead-letter store and tells someone: a callback, a webhook, a gauge, and an error log line. */
 export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLetterAlerts {
-  const schema = options.schema ?? 'effectively';
+  const schema = librarySchema(options.schema);
   const everyMs = options.everyMs ?? 2000;
   if (!(everyMs > 0 && everyMs <= 10_000)) throw invalidOptions('everyMs', 'between 1 and 10000 ms');
   const attempts = options.webhookAttempts ?? 5;

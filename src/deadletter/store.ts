@@ -1,3 +1,4 @@
+import { librarySchema } from '../db/identifiers.ts';
 import type { Db, Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { decodeHeaders, encodeHeaders, storableText } from '../db/storable.ts';
@@ -151,7 +152,7 @@ const inTransaction = <T>(db: Queryable | Db, work: (tx: Queryable) => Promise<T
 
 /** The dead-letter store in the library's schema: keep, list, redrive (same event id) and discard. */
 export function deadLetterStore(options: { schema?: string } = {}) {
-  const sql = loadSqlSet(import.meta.url, files, options.schema ?? 'effectively');
+  const sql = loadSqlSet(import.meta.url, files, librarySchema(options.schema));
 
   async function list(db: Queryable, filter: DeadLetterFilter = {}): Promise<DeadLetter[]> {
     const { rows } = await db.query<Row>(sql.list, [

@@ -1,4 +1,4 @@
-import { assertIdentifier } from '../db/identifiers.ts';
+import { librarySchema } from '../db/identifiers.ts';
 import type { Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { uuidv7 } from '../envelope/uuidv7.ts';
@@ -47,7 +47,7 @@ export interface EffectFilter {
 }
 
 export interface EffectsOptions {
-  /** Schema of the library's tables (default `effectively`). */
+  /** Schema of the library's tables (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`). */
   schema?: string;
 }
 
@@ -122,7 +122,7 @@ function toEffect(row: Row): Effect {
 
 /** The effects ledger in the library's schema (table `effects`, migration 005). */
 export function createEffects(options: EffectsOptions = {}): Effects {
-  const sql = loadSqlSet(import.meta.url, files, assertIdentifier(options.schema ?? 'effectively', 'schema'));
+  const sql = loadSqlSet(import.meta.url, files, librarySchema(options.schema));
   return {
     async schedule(tx, input) {
       if (typeof input.key !== 'string' || input.key === '') throw invalidOptions('key', 'a non-empty string');

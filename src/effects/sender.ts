@@ -5,7 +5,7 @@ import {
   createCircuitBreaker,
 } from '../backpressure/circuit-breaker.ts';
 import { createRateLimiter, type RateLimiter, type RateLimiterOptions } from '../backpressure/rate-limiter.ts';
-import { assertIdentifier } from '../db/identifiers.ts';
+import { librarySchema } from '../db/identifiers.ts';
 import type { Db } from '../db/port.ts';
 import { uuidv7 } from '../envelope/uuidv7.ts';
 import { invalidOptions } from '../errors.ts';
@@ -34,7 +34,7 @@ export interface SenderOptions {
   provider: EffectProvider;
   /** Asks the provider whether an in-doubt effect was already done, before calling again (default: none). */
   lookup?: EffectLookup;
-  /** Schema of the library's tables (default `effectively`). */
+  /** Schema of the library's tables (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`). */
   schema?: string;
   /** The kinds this sender performs (default: all). One sender per provider, so each has its own limits. */
   kinds?: string[];
@@ -125,7 +125,7 @@ function positive(name: string, value: number, integer = false): number {
  * failures come back after a full-jitter backoff (never before a Retry-After); permanent ones are dead at once.
  */
 export function createSender(options: SenderOptions): Sender {
-  const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
+  const schema = librarySchema(options.schema);
   const concurrency = positive('concurrency', options.concurrency ?? 4, true);
   const callTimeoutMs = positive('callTimeoutMs', options.callTimeoutMs ?? 10_000);
   const leaseMs = positive('leaseMs', options.leaseMs ?? 60_000, true);

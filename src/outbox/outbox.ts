@@ -1,4 +1,4 @@
-import { assertIdentifier } from '../db/identifiers.ts';
+import { librarySchema } from '../db/identifiers.ts';
 import { rethrowNotMigrated } from '../db/not-migrated.ts';
 import type { Queryable } from '../db/port.ts';
 import { loadSql } from '../db/sql.ts';
@@ -14,7 +14,7 @@ import { defaultShards, shardOf } from './shard.ts';
 import { shardsMismatch } from './shards-setting.ts';
 
 export interface OutboxOptions {
-  /** Schema of the library's tables (default `effectively`). */
+  /** Schema of the library's tables (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`). */
   schema?: string;
   /**
    * Key shards; must equal the relays' `shards` (default 16). The first relay start stores it in the schema; an
@@ -47,7 +47,7 @@ export function notifyChannel(schema: string): string {
 }
 
 export function createOutbox(options: OutboxOptions = {}): Outbox {
-  const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
+  const schema = librarySchema(options.schema);
   const shards = options.shards ?? defaultShards;
   if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw invalidOptions('shards', 'an integer in 1..1024');
   const notify = options.notify ?? true;

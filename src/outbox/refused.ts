@@ -1,4 +1,4 @@
-import { assertIdentifier } from '../db/identifiers.ts';
+import { librarySchema } from '../db/identifiers.ts';
 import type { Db, Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { notifyChannel } from './outbox.ts';
@@ -22,7 +22,7 @@ export interface RefusedRow {
 }
 
 export interface RefusedOptions {
-  /** Schema of the library's tables (default `effectively`). */
+  /** Schema of the library's tables (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`). */
   schema?: string;
 }
 
@@ -40,7 +40,7 @@ const files = {
 };
 
 function statements(schema: string | undefined) {
-  const name = assertIdentifier(schema ?? 'effectively', 'schema');
+  const name = librarySchema(schema);
   return { schema: name, sql: loadSqlSet(import.meta.url, files, name) };
 }
 

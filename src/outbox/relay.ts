@@ -1,4 +1,4 @@
-import { assertIdentifier } from '../db/identifiers.ts';
+import { librarySchema } from '../db/identifiers.ts';
 import type { Db, Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { invalidOptions } from '../errors.ts';
@@ -23,7 +23,7 @@ export interface RelayOptions {
   producerFactory?: () => Producer;
   /** A producer to start with (kept for compatibility; prefer `producerFactory`). The relay connects and closes it. */
   producer?: Producer;
-  /** Schema of the library's tables (default `effectively`). */
+  /** Schema of the library's tables (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`). */
   schema?: string;
   /**
    * Key shards; must equal the outbox's `shards` (default 16). Stored in the schema at the first relay start; a relay
@@ -85,7 +85,7 @@ interface OutboxRow extends Record<string, unknown> {
  * A crash between the two republishes the batch (a duplicate the consumers absorb); nothing is lost.
  */
 export function createRelay(options: RelayOptions): Relay {
-  const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
+  const schema = librarySchema(options.schema);
   const shards = options.shards ?? defaultShards;
   const batchSize = options.batchSize ?? 1000;
   const chunksPerPass = options.chunksPerPass ?? 4;

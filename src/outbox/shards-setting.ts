@@ -1,4 +1,4 @@
-import { assertIdentifier } from '../db/identifiers.ts';
+import { librarySchema } from '../db/identifiers.ts';
 import type { Db } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { invalidOptions } from '../errors.ts';
@@ -48,7 +48,7 @@ export async function ensureShards(db: Db, schema: string, shards: number): Prom
  * refused from then on.
  */
 export async function changeShards(db: Db, options: { schema?: string; shards: number }): Promise<void> {
-  const schema = assertIdentifier(options.schema ?? 'effectively', 'schema');
+  const schema = librarySchema(options.schema);
   const { shards } = options;
   if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw invalidOptions('shards', 'an integer in 1..1024');
   const sql = loadSqlSet(import.meta.url, { change: 'shards-change.sql' }, schema);

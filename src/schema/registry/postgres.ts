@@ -3,7 +3,7 @@
  * (migration 006), on the PostgreSQL server or PGlite the rest of the library uses, so the embedded mode needs no
  * registry server. A new version is checked with `checkCompatibility` (src/schema/compat) at the subject's level.
  */
-import { assertIdentifier } from '../../db/identifiers.ts';
+import { librarySchema } from '../../db/identifiers.ts';
 import type { Db, Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
 import { invalidOptions } from '../../errors.ts';
@@ -24,7 +24,7 @@ import {
 export interface PostgresSchemaRegistryOptions {
   /** Where the tables are (migrated by `migrate()`). */
   db: Db;
-  /** Schema of the library's tables (default `effectively`). */
+  /** Schema of the library's tables (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`). */
   schema?: string;
   /** Keep ids and numbered versions in memory once read (default true). */
   cache?: boolean;
@@ -67,7 +67,7 @@ function requireLevel(level: unknown): CompatibilityLevel {
 /** A registry in the library's tables. */
 export function postgresSchemaRegistry(options: PostgresSchemaRegistryOptions): SchemaRegistry {
   const { db } = options;
-  const sql = loadSqlSet(import.meta.url, files, assertIdentifier(options.schema ?? 'effectively', 'schema'));
+  const sql = loadSqlSet(import.meta.url, files, librarySchema(options.schema));
 
   const versionsOf = async (q: Queryable, subject: string) =>
     (await q.query<VersionRow>(sql.subjectVersions, [subject])).rows;

@@ -4,7 +4,7 @@ import type { Logger } from '../../observability/logger.ts';
 export interface PostgresTransportOptions {
   /** The database holding the log (PGlite for the embedded mode, or a server). */
   db: Db;
-  /** Schema of the library's tables (default `effectively`); migrate it first. */
+  /** Schema of the library's tables (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`); migrate it first. */
   schema?: string;
   /** Partitions of a topic created on first send (default 6). */
   defaultPartitions?: number;

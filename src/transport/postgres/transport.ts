@@ -1,4 +1,4 @@
-import { assertIdentifier } from '../../db/identifiers.ts';
+import { librarySchema } from '../../db/identifiers.ts';
 import { invalidOptions } from '../../errors.ts';
 import { stderrLogger } from '../../observability/logger.ts';
 import type { Consumer, ConsumerOptions, Transport } from '../port.ts';
@@ -14,7 +14,7 @@ import { PostgresProducer } from './producer.ts';
 export function postgresTransport(options: PostgresTransportOptions): Transport & { admin(): PostgresAdmin } {
   const resolved: ResolvedPostgresOptions = {
     db: options.db,
-    schema: assertIdentifier(options.schema ?? 'effectively', 'schema'),
+    schema: librarySchema(options.schema),
     defaultPartitions: options.defaultPartitions ?? 6,
     pollIntervalMs: options.pollIntervalMs ?? 50,
     heartbeatMs: options.heartbeatMs ?? 500,
