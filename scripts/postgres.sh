@@ -20,7 +20,8 @@ home=${PG_HOME_DIR:-$default_home}
 data=$home/data
 logfile=$home/server.log
 port_file=$home/port
-wanted_port=${PG_PRIVATE_PORT:-55432}
+# The port it wants: PG_PRIVATE_PORT, else the one it had last time (a restart keeps the URL its clients hold), else 55432.
+wanted_port=${PG_PRIVATE_PORT:-$(cat "$port_file" 2>/dev/null || echo 55432)}
 bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
 
 log() { echo "postgres.sh: $*" >&2; }
@@ -78,6 +79,10 @@ CONF
 lock() {
   mkdir -p "$home"
   [ "$(id -u)" -eq 0 ] && chown postgres: "$home"
+  if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$home" 2>/dev/null; then
+    log "the postgres user cannot reach $home (a parent directory is private): choose another PG_HOME_DIR"
+    exit 1
+  fi
   exec 9>"$home/.lock"
   flock -w 120 9 || { log "could not lock $home/.lock"; exit 1; }
   # One lock file for every user of the machine (flock needs no write access: opened read-only).

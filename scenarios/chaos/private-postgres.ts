@@ -21,7 +21,8 @@ export interface PrivatePostgres {
 /** Starts the private cluster (reused when it runs already); `home` is its PG_HOME_DIR (default the checkout's). */
 export async function startPrivatePostgres(home?: string): Promise<PrivatePostgres> {
   const env = { ...process.env, ...(home ? { PG_HOME_DIR: home } : {}) };
-  const pg = (command: string) => run('bash', [script, command], { env, timeout: 120_000 });
+  const pg = (command: string, extra: Record<string, string> = {}) =>
+    run('bash', [script, command], { env: { ...env, ...extra }, timeout: 120_000 });
   const startedHere = await pg('status').then(
     () => false,
     () => true,
@@ -35,9 +36,9 @@ export async function startPrivatePostgres(home?: string): Promise<PrivatePostgr
       const down = Date.now();
       await pg('stop');
       await sleep(downMs);
-      await pg('start');
-      // The server may come back on another port only if someone took ours while it was down: the children hold the
-      // old URL, so that is a failed restart, not a silent move.
+      // Back on the same port (the children hold its URL); on another only if someone took ours while it was down:
+      // that is a failed restart, not a silent move.
+      await pg('start', { PG_PRIVATE_PORT: new URL(url).port });
       const now = (await pg('url')).stdout.trim();
       if (now !== url) throw new Error(`the private cluster came back on ${now}, not ${url} (its port was taken)`);
       return (Date.now() - down) / 1000;

@@ -1,6 +1,6 @@
 // The private PostgreSQL cluster of the chaos kit (scripts/postgres.sh): a port held by another process (another
 // checkout's cluster, a stale one) does not stop it — it takes a free port and `url` names it; a second start reuses
-// the running cluster; two clusters started at once get different ports.
+// the running cluster; two clusters started at once get different ports; the kit restarts a moved cluster in place.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { startPrivatePostgres } from '../../scenarios/chaos/private-postgres.ts';
 import { pgDb } from '../../src/db/pg.ts';
 import { freePorts } from '../support/kafka-script.ts';
 
@@ -78,4 +79,25 @@ test('postgres.sh start: two clusters started at once on the same wanted port bo
   assert.equal(startedB.status, 0, startedB.stderr);
   assert.notEqual(a.url(), b.url());
   assert.deepEqual(await Promise.all([answers(a.url()), answers(b.url())]), [1, 1]);
+});
+
+test('the kit restarts a cluster that moved to another port on that same port (its children hold the URL)', async (t) => {
+  const port = await freePorts(1);
+  const holder: Server = createServer();
+  await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+  const home = mkdtempSync(join(tmpdir(), 'effectively-pg-'));
+  const wanted = process.env.PG_PRIVATE_PORT;
+  process.env.PG_PRIVATE_PORT = String(port);
+  t.after(() => {
+    if (wanted === undefined) delete process.env.PG_PRIVATE_PORT;
+    else process.env.PG_PRIVATE_PORT = wanted;
+    spawnSync('bash', [script, 'stop'], { env: { ...process.env, PG_HOME_DIR: home } });
+    rmSync(home, { recursive: true, force: true });
+  });
+  const cluster = await startPrivatePostgres(home);
+  assert.notEqual(new URL(cluster.url).port, String(port));
+  // The wanted port is free again while the cluster is down: it must not move there.
+  await new Promise((resolve) => holder.close(resolve));
+  assert.ok((await cluster.restart(100)) > 0);
+  assert.equal(await answers(cluster.url), 1);
 });
