@@ -134,7 +134,14 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
       if (closing) return Promise.reject(new Error('consumer is closed'));
       starting ??= (async () => {
         // Redrive reads this to refuse replays older than the dedup window.
-        await db.query(groupSettings, [group, options.retention?.keepMs ?? null]);
+        const retention = options.retention || undefined;
+        await db.query(groupSettings, [group, retention?.keepMs ?? null]);
+        if (options.retention === undefined) {
+          logger.warn(
+            "dedup rows are never purged: processed_events grows without bound; set `retention: { keepMs }` to at least the topics' retention (or `retention: false` if you purge them yourself)",
+            { group },
+          );
+        }
         const topics = retryTopics ? await createRetryTopics(options, retryTopics) : options.topics;
         transportConsumer = options.transport.consumer({
           group,
@@ -145,14 +152,21 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
           ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
           ...(options.prefetchKb === undefined ? {} : { prefetchKb: options.prefetchKb }),
           ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+          onAssign: (partitions) => {
+            logger.info('partitions assigned', {
+              group,
+              partitions: partitions.map((p) => `${p.topic}[${p.partition}]`),
+            });
+            options.onAssign?.(partitions);
+          },
         });
         offsetsInTransaction =
           (options.offsetsInTransaction ?? true) &&
           Boolean(transportConsumer.commitWithin && transportConsumer.usesDb?.(db));
         await transportConsumer.run(handleBatch);
         drainer?.start();
-        if (options.retention) {
-          const { keepMs, everyMs = 60_000 } = options.retention;
+        if (retention) {
+          const { keepMs, everyMs = 60_000 } = retention;
           purgeTimer = setInterval(() => {
             purgeProcessed(db, { schema, olderThanMs: keepMs }).catch((error: unknown) =>
               logger.warn('dedup purge failed', errorFields(error)),

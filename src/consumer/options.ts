@@ -3,7 +3,7 @@ import type { Event } from '../envelope/event.ts';
 import type { CloseOptions } from '../lifecycle.ts';
 import type { FaultInjector } from '../observability/faults.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { IncomingRecord, Transport } from '../transport/port.ts';
+import type { IncomingRecord, TopicPartition, Transport } from '../transport/port.ts';
 import type { PermanentErrors } from './classify.ts';
 import type { Concurrency } from './lanes.ts';
 import type { RetryTopicsOptions } from './retry-topics.ts';
@@ -34,8 +34,18 @@ export interface ConsumerOptions<T = unknown> {
   sessionTimeoutMs?: number;
   /** In-place retry of a failing record: full-jitter backoff from `baseMs` up to `capMs` (defaults 500 ms, 30 s). */
   retry?: { baseMs?: number; capMs?: number };
-  /** Purge dedup rows older than `keepMs` every `everyMs` (default: never purge). */
-  retention?: { keepMs: number; everyMs?: number };
+  /**
+   * Purge dedup rows older than `keepMs` every `everyMs` (default 60 s). Set `keepMs` to at least the topics' retention
+   * (`retention.ms`) plus how long a redrive may come after: an event redelivered after its dedup row was purged is
+   * applied again. Not set: nothing is purged and `processed_events` grows without bound — the consumer says so at
+   * start (a warning). `false`: never purge here (you purge yourself with `purgeProcessed`), no warning.
+   */
+  retention?: { keepMs: number; everyMs?: number } | false;
+  /**
+   * Called each time partitions are assigned to this member (on Kafka after the group's rebalance): the consumer is
+   * ready for them. Also logged at info (`partitions assigned`).
+   */
+  onAssign?: (partitions: TopicPartition[]) => void;
   logger?: Logger;
   /** Called once per event as soon as the database committed it (before the offset commit). */
   onOutcome?: (event: Event<T>, outcome: Outcome) => void;
