@@ -1,7 +1,9 @@
 import { librarySchema } from '../db/identifiers.ts';
 import { loadSql } from '../db/sql.ts';
+import { storableText } from '../db/storable.ts';
 import { deadLetterStore } from '../deadletter/store.ts';
 import { decodeEvent } from '../envelope/cloudevents.ts';
+import { topicNameProblem } from '../envelope/topic-name.ts';
 import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
 import { errorFields, stderrLogger } from '../observability/logger.ts';
@@ -52,6 +54,11 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
   const decode = options.decode ?? decodeEvent;
   const isOutage = outageProbe(db);
   const retryTopics = options.retryTopics ? new RetryTopics(options.topics, options.retryTopics) : undefined;
+  // Kafka's rule on every transport, for the topics and the retry chain's names derived from them
+  for (const topic of retryTopics?.subscriptions() ?? options.topics) {
+    const problem = topicNameProblem(topic);
+    if (problem !== undefined) throw invalidOptions('topics', `\`${storableText(topic).slice(0, 300)}\` ${problem}`);
+  }
   const keyOrder = options.keyOrdered ? new KeyOrder(schema, group) : undefined;
   const concurrency = resolveConcurrency(options.concurrency);
 

@@ -58,3 +58,28 @@ test('enqueue checks hand-built events with the same rules before any statement'
   assert.deepEqual(statements, [], 'nothing reached the database');
   assert.doesNotThrow(() => assertValidEvent(good));
 });
+
+test('a consumer refuses topics Kafka refuses, and main topics whose retry chain would be too long', async () => {
+  const { createConsumer } = await import('../../src/consumer/consumer.ts');
+  const { pgliteDb } = await import('../../src/db/pglite.ts');
+  const { postgresTransport } = await import('../../src/transport/postgres/transport.ts');
+  const db = await pgliteDb();
+  try {
+    const make = (topics: string[], retryTopics?: { delaysMs: number[] }) =>
+      createConsumer({
+        db,
+        transport: postgresTransport({ db }),
+        group: 'g',
+        topics,
+        handler: async () => undefined,
+        ...(retryTopics ? { retryTopics } : {}),
+      });
+    assert.throws(() => make(['has space']), { code: 'EFF_INVALID_OPTIONS' });
+    assert.doesNotThrow(() => make(['x'.repeat(249)]));
+    // `<topic>-retry-1` is 8 characters longer: 245 + 8 > 249
+    assert.throws(() => make(['x'.repeat(245)], { delaysMs: [1000] }), { code: 'EFF_INVALID_OPTIONS' });
+    assert.doesNotThrow(() => make(['x'.repeat(241)], { delaysMs: [1000] }));
+  } finally {
+    await db.close();
+  }
+});
