@@ -23,6 +23,7 @@ export { operatorCommand } from './cli/operator.ts';
 export { collectedOutput, type Output } from './cli/output.ts';
 // consumer
 export { type ConsumerOptions, createConsumer, type EffectivelyConsumer } from './consumer/consumer.ts';
+export type { Concurrency } from './consumer/lanes.ts';
 export { ledgerEntry, upsert, versionGuard } from './consumer/patterns.ts';
 export { type PurgeOptions, purgeProcessed } from './consumer/retention.ts';
 export {
