@@ -30,7 +30,7 @@ const connectionStates = new Set(['57P01', '57P02', '57P03']);
 /**
  * True when the database itself went away (connection exception, shutdown, refused or reset connection), as opposed to
  * a failure of one statement: the record being applied is not at fault. node-postgres reports a connection the server
- * dropped without a code, only as "Connection terminated unexpectedly", so that message is recognised too.
+ * dropped without a code, only by message, so its two messages are recognised too.
  */
 export function isConnectionLost(error: unknown): boolean {
   const state = sqlState(error);
@@ -39,5 +39,7 @@ export function isConnectionLost(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') return transientNodeCodes.has(code);
   const message = (error as { message?: unknown }).message;
-  return typeof message === 'string' && /^Connection terminated/.test(message);
+  // node-postgres after the server went away: "Connection terminated unexpectedly", and on a client it already marked
+  // broken: "Client has encountered a connection error and is not queryable" (neither has a code)
+  return typeof message === 'string' && /^Connection terminated|is not queryable$/.test(message);
 }
