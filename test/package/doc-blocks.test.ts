@@ -71,24 +71,7 @@ const given: { file: string; firstLine: string; declare: string }[] = [
 ];
 
 /** Blocks left out, by file and first line: why each cannot compile as written. */
-const skipped: { file: string; firstLine: string; reason: string }[] = [
-  {
-    file: 'docs/concurrency.md',
-    firstLine: 'createConsumer({',
-    reason: "one option shown alone: `// ...` stands for the consumer's required options",
-  },
-  {
-    file: 'docs/effects.md',
-    firstLine: "import { createEffects, createSender } from 'effectively';",
-    reason:
-      "imports the repository's ./examples/ (not in the package); its `handler:` line is an option out of context",
-  },
-  {
-    file: 'docs/schema-evolution.md',
-    firstLine: "import { declareTopicVersion, enqueueVersioned, upcastOnRead } from 'effectively';",
-    reason: '`createEvent({ topic: ..., ... })` elides the event fields (not TypeScript)',
-  },
-];
+const skipped: { file: string; firstLine: string; reason: string }[] = [];
 
 interface Block {
   file: string;

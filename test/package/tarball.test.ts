@@ -50,7 +50,7 @@ test('the packed package installs and works as a user uses it', async (t) => {
 
   await t.test('ships dist/, bin/ and docs only: no sources, tests or TypeScript loader', () => {
     const installed = join(project, 'node_modules/effectively');
-    assert.deepEqual(readdirSync(installed).sort(), ['README.md', 'bin', 'dist', 'docs', 'package.json']);
+    assert.deepEqual(readdirSync(installed).sort(), ['LICENSE', 'README.md', 'bin', 'dist', 'docs', 'package.json']);
     assert.ok(existsSync(join(installed, 'dist/db/migrations/001_core.sql')), 'SQL files are copied');
     assert.ok(!existsSync(join(project, 'node_modules/tsx')), 'tsx is a devDependency');
     assert.ok(!existsSync(join(project, 'node_modules/@confluentinc')), 'the Kafka client is an optional peer');
