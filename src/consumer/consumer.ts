@@ -6,8 +6,8 @@ import { decodeEvent } from '../envelope/cloudevents.ts';
 import { topicNameProblem } from '../envelope/topic-name.ts';
 import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
-import { errorFields, stderrLogger } from '../observability/logger.ts';
-import type { Consumer, Producer, TopicPartition } from '../transport/port.ts';
+import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
+import type { Consumer, Producer, TopicPartition, Transport } from '../transport/port.ts';
 import { createApplier } from './apply.ts';
 import { isPermanent, outageProbe } from './classify.ts';
 import { Failures } from './failures.ts';
@@ -171,6 +171,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
           (options.offsetsInTransaction ?? true) &&
           Boolean(transportConsumer.commitWithin && transportConsumer.usesDb?.(db));
         await transportConsumer.run(handleBatch);
+        void warnOfMissingTopics(options.transport, options.topics, logger);
         drainer?.start();
         if (retention) {
           const { keepMs, everyMs = 60_000 } = retention;
@@ -221,4 +222,25 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     },
   };
   return consumer;
+}
+
+/**
+ * A consumer started before its topic exists (the natural deploy order) waits for it; say so, with what to do, instead
+ * of waiting in silence. Asking never creates the topic. Best effort: an error here is only logged at debug.
+ */
+async function warnOfMissingTopics(transport: Transport, topics: string[], logger: Logger): Promise<void> {
+  const admin = transport.admin();
+  try {
+    const existing = new Set(await admin.listTopics());
+    for (const topic of topics.filter((name) => !existing.has(name))) {
+      logger.warn(`waiting for topic ${topic}: it does not exist yet; the consumer picks it up once created`, {
+        topic,
+        hint: `npx effectively topics create ${topic}`,
+      });
+    }
+  } catch (error) {
+    logger.debug('could not list topics', errorFields(error));
+  } finally {
+    await admin.close().catch(() => undefined);
+  }
 }

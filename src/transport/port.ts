@@ -129,6 +129,8 @@ export interface TopicSpec {
 
 export interface Admin {
   createTopics(topics: TopicSpec[]): Promise<void>;
+  /** The names of the topics that exist. */
+  listTopics(): Promise<string[]>;
   deleteTopics(topics: string[]): Promise<void>;
   /** Committed offsets of a group for a topic (-1 when none). */
   committedOffsets(group: string, topic: string): Promise<TopicPartitionOffset[]>;

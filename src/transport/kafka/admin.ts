@@ -31,6 +31,12 @@ export class KafkaAdmin implements Admin {
     });
   }
 
+  /** The cluster's topics, from its metadata (asking creates nothing, even with auto-creation on). */
+  async listTopics(): Promise<string[]> {
+    await this.#connect();
+    return this.#client.listTopics();
+  }
+
   async deleteTopics(topics: string[]): Promise<void> {
     await this.#connect();
     await this.#client.deleteTopics({ topics });

@@ -64,6 +64,10 @@ export class KafkaConsumer implements Consumer {
       'queued.max.messages.kbytes': options.prefetchKb ?? DEFAULT_PREFETCH_KB,
       'queued.min.messages': 100_000,
       'js.consumer.max.cache.size.per.worker.ms': 500,
+      // A topic created after the consumer subscribed is only seen at the next metadata refresh: librdkafka's 5 minutes
+      // left a consumer started before its topic (the natural deploy order) silent that long; 5 s costs one small
+      // metadata request per client every 5 s.
+      'topic.metadata.refresh.interval.ms': 5000,
       ...(options.instanceId === undefined ? {} : { 'group.instance.id': options.instanceId }),
       ...(options.sessionTimeoutMs === undefined
         ? {}

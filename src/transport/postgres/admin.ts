@@ -8,6 +8,7 @@ const files = {
   committed: 'sql/committed.sql',
   endOffsets: 'sql/end-offsets.sql',
   purge: 'sql/purge.sql',
+  listTopics: 'sql/list-topics.sql',
 };
 
 export class PostgresAdmin implements Admin {
@@ -22,6 +23,11 @@ export class PostgresAdmin implements Admin {
   async createTopics(topics: TopicSpec[]): Promise<void> {
     for (const { topic, partitions } of topics)
       await this.#options.db.query(this.#sql.ensureTopic, [topic, partitions]);
+  }
+
+  async listTopics(): Promise<string[]> {
+    const { rows } = await this.#options.db.query<{ topic: string }>(this.#sql.listTopics);
+    return rows.map((row) => row.topic);
   }
 
   async deleteTopics(topics: string[]): Promise<void> {
