@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Db, Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
 import { uuidv7 } from '../../envelope/uuidv7.ts';
@@ -115,6 +116,9 @@ export class PostgresConsumer implements Consumer {
     const inFlight = consumer.partitionsInFlight ?? 1;
     if (!Number.isInteger(inFlight) || inFlight < 1) throw invalidOptions('partitionsInFlight', 'a positive integer');
     this.#slots = new Slots(inFlight);
+    // Every partition worker and batch links to the member's signal (and unlinks when done): with more than ten
+    // partitions that is more than ten listeners at once by design, not a leak, so Node's warning is turned off here.
+    setMaxListeners(0, this.#abort.signal);
   }
 
   async run(handler: BatchHandler): Promise<void> {
