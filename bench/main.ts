@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--events N] [--memory-events N] [--phases relay,consume,memory,parallel,dedup,embedded]
+// npm run bench [-- --quick] [--events N] [--memory-events N] [--phases relay,consume,memory,parallel,dedup,eos,embedded]
 // What effectively-once costs: consume (the Confluent client alone vs the project's raw transport vs per-record vs
 // batch) on Kafka + PostgreSQL, relay throughput and end-to-end latency, consumer memory over a long run, dedup cost
 // as processed_events grows, and the embedded transport. Writes bench/results/<time>.json.
@@ -15,11 +15,12 @@ import { postgresTransport } from '../src/transport/postgres/transport.ts';
 import { consumeClientRaw } from './client-raw.ts';
 import { consumeBatch, consumePerRecord, consumeRaw, createEffectsTable } from './consume.ts';
 import { dedupGrowth } from './dedup.ts';
+import { measureEosVsAlo } from './eos.ts';
 import { keyParallelSpeedup, lanes } from './parallel.ts';
 import { endToEnd, relaySaturation } from './relay.ts';
 import { preload, round } from './support.ts';
 
-const allPhases = 'relay,consume,memory,parallel,dedup,embedded';
+const allPhases = 'relay,consume,memory,parallel,dedup,eos,embedded';
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -166,13 +167,22 @@ try {
     log(`dedup claim of 1000 ids at ${small} / ${large} rows: ${dedup.claim_1000_ms.join(' / ')} ms (x${dedup.ratio})`);
     results.dedup = dedup;
   }
+
+  // 6. Kafka→Kafka: the transactional pipeline vs the same pipeline at-least-once, same inputs, interleaved passes
+  if (phases.has('eos')) {
+    const eos = await measureEosVsAlo({ inputs: quick ? 20_000 : 50_000 });
+    log(
+      `eos: exactly-once ${eos.exactlyOncePerSecond}/s vs at-least-once ${eos.atLeastOncePerSecond}/s: eos_vs_alo=${eos.ratio}`,
+    );
+    results.eos = eos;
+  }
 } finally {
   await admin.close();
   await db.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
   await db.close();
 }
 
-// 6. embedded: the same batch consume on PGlite with the postgres transport
+// 7. embedded: the same batch consume on PGlite with the postgres transport
 if (phases.has('embedded')) {
   const embedded = await pgliteDb();
   const embeddedSchema = 'bench_embedded';
@@ -203,6 +213,7 @@ const summary = {
   batch_vs_client: consume && round(consume.batch.eps / consume.client_raw.eps),
   dedup_10m_vs_1m: (results.dedup as { ratio: number } | undefined)?.ratio,
   parallel_keys50_speedup: (results.parallel as { speedup: number } | undefined)?.speedup,
+  eos_vs_alo: (results.eos as { ratio: number } | undefined)?.ratio,
 };
 results.summary = summary;
 const file = new URL(
