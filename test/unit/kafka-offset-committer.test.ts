@@ -73,3 +73,21 @@ test('a failed request rejects the callers it carried; the next positions go in 
   answers[1]!.resolve();
   await next;
 });
+
+test('discard: positions of partitions given up are never sent; the others still are', async () => {
+  const { sent, answers, send } = sink();
+  const committer = new OffsetCommitter(send, 0);
+  void committer.commit([at(0, 10)]);
+  await tick();
+  answers[0]?.resolve();
+  // noted while the member still held both partitions, then partition 0 is revoked
+  void committer.commit([at(0, 20), at(1, 7)]);
+  committer.discard([{ topic: 't', partition: 0 }]);
+  await tick();
+  assert.deepEqual(sent, [[at(0, 10)], [at(1, 7)]], "partition 0's late position is not sent in the next generation");
+  answers[1]?.resolve();
+  void committer.commit([at(1, 9)]);
+  committer.discard();
+  await committer.flush();
+  assert.equal(sent.length, 2, 'discard() forgets everything noted');
+});

@@ -36,6 +36,8 @@ export class KafkaConsumer implements Consumer {
   readonly #abort = new AbortController();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #committer: OffsetCommitter;
+  /** Partitions this member holds (`topic\0partition`): commits of others are dropped. */
+  readonly #assigned = new Set<string>();
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -92,8 +94,13 @@ export class KafkaConsumer implements Consumer {
       await this.#settled();
       await this.#options.onRevoke?.(partitions);
       await this.#flushCommits();
+      // Nothing of these partitions is sent from now on: a position noted late would reach the broker in the next
+      // generation and could move the new owner's offset back.
+      for (const tp of partitions) this.#assigned.delete(`${tp.topic}\u0000${tp.partition}`);
+      this.#committer.discard(partitions);
       fns.unassign(assignment);
     } else if (error.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
+      for (const tp of partitions) this.#assigned.add(`${tp.topic}\u0000${tp.partition}`);
       fns.assign(assignment);
       this.#options.onAssign?.(partitions);
     }
@@ -150,8 +157,9 @@ export class KafkaConsumer implements Consumer {
    * latest call wins) and sent one request at a time, at most one per `commitIntervalMs`, never on the batch's path.
    */
   commit(offsets: TopicPartitionOffset[]): Promise<void> {
-    if (offsets.length === 0) return Promise.resolve();
-    return this.#committer.commit(offsets).catch((error: unknown) => {
+    const held = offsets.filter(({ topic, partition }) => this.#assigned.has(`${topic}\u0000${partition}`));
+    if (held.length === 0) return Promise.resolve();
+    return this.#committer.commit(held).catch((error: unknown) => {
       throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `offset commit failed: ${(error as Error).message}`, {
         retryable: true,
         cause: error,
@@ -175,6 +183,9 @@ export class KafkaConsumer implements Consumer {
     this.#closing ??= (async () => {
       this.#abort.abort(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closing'));
       await this.#settled();
+      // Known limit (test/integration/review-commit-close.test.ts, todo): librdkafka's close waits for this queued
+      // commit until the coordinator answers; with a frozen coordinator close() hangs. Probing it first with an offset
+      // fetch did not help (the probe's own request is waited for too).
       await this.#flushCommits();
       if (this.#connecting) {
         await this.#connecting.catch(() => undefined);

@@ -21,10 +21,15 @@ function deferred(): Deferred {
 
 /**
  * Offset commits off the consumer's critical path. `commit` only notes the position (the latest call per partition
- * wins: commits keep their call order, the skipped ones were superseded) and returns at once with a promise of the
- * broker's answer; one request at a time carries everything noted since the last, at most one per `intervalMs`. The
- * caller commits only what its database committed, so nothing sent here is past that position. `flush` sends what is
- * noted now and waits for it: revoke and close call it, so a group's offset is never left behind by a clean stop.
+ * wins: commits keep their call order, the skipped ones were superseded) and returns at once; one request at a time
+ * carries everything noted since the last, at most one per `intervalMs`. The caller commits only what its database
+ * committed, so nothing sent here is past that position. `flush` sends what is noted now: revoke and close call it.
+ *
+ * What "sent" means (measured, see docs/kafka.md): the Confluent client's `commitOffsets` resolves once librdkafka
+ * has QUEUED the commit (commitAsync), not on the broker's answer — a refused commit (fenced member, stale generation)
+ * resolves too. The ordering on revoke and close comes from librdkafka itself: it finishes outstanding commits before
+ * an assignment change completes and before its consumer closes. A lost or refused commit only means a redelivery,
+ * which dedup absorbs.
  */
 export class OffsetCommitter {
   readonly #send: Send;
@@ -40,7 +45,7 @@ export class OffsetCommitter {
     this.#intervalMs = intervalMs;
   }
 
-  /** Notes the positions; resolves once a commit carrying them (or later positions of their partitions) succeeded. */
+  /** Notes the positions; resolves once a commit carrying them (or later positions of their partitions) was queued. */
   commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
     for (const { topic, partition, offset } of offsets)
       this.#noted.set(`${topic}\u0000${partition}`, { topic, partition, offset });
@@ -54,7 +59,17 @@ export class OffsetCommitter {
     return this.#noted.size;
   }
 
-  /** Sends everything noted now (after the request in flight) and waits for the broker; rejects if that commit failed. */
+  /**
+   * Forgets noted positions (of `partitions`, or all): they will not be sent. For partitions this member no longer
+   * holds: a late send would land in the next generation and move the group's offset back. Costs a redelivery dedup
+   * absorbs.
+   */
+  discard(partitions?: readonly { topic: string; partition: number }[]): void {
+    if (partitions === undefined) this.#noted.clear();
+    else for (const { topic, partition } of partitions) this.#noted.delete(`${topic}\u0000${partition}`);
+  }
+
+  /** Sends everything noted now (after the request in flight) and waits until the client took it (queued). */
   async flush(): Promise<void> {
     while (this.#sending !== undefined || this.#noted.size > 0) {
       if (this.#sending !== undefined) {
@@ -74,7 +89,7 @@ export class OffsetCommitter {
       this.#timer = undefined;
       // A flush may have sent meanwhile: one request at a time, so commits reach the broker in call order.
       if (this.#sending !== undefined || this.#noted.size === 0) return;
-      this.#sendNoted().catch(() => undefined); // the callers hold the answer
+      this.#sendNoted().catch(() => undefined); // the callers hold the client's answer
     }, wait);
     this.#timer.unref();
   }
