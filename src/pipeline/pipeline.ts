@@ -1,7 +1,7 @@
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import { errorFields } from '../observability/logger.ts';
 import { sleep } from '../observability/sleep.ts';
-import { normalizeHeaders } from '../transport/kafka/headers.ts';
+import { recordsOf } from '../transport/kafka/headers.ts';
 import { type ClientProducer, pipelineConsumer, pipelineKafka, pipelineProducer } from './clients.ts';
 import { type BatchWrite, commitAtLeastOnce, commitExactlyOnce, StepError } from './commit.ts';
 import { byTopic } from './messages.ts';
@@ -129,15 +129,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       eachBatch: async ({ batch, resolveOffset }) => {
         // Closing: nothing is resolved, so the client does not move past this batch; the next owner reads it.
         if (stopped()) return;
-        const records: PipelineRecord[] = batch.messages.map((message) => ({
-          topic: batch.topic,
-          partition: batch.partition,
-          offset: message.offset,
-          key: message.key ?? null,
-          value: message.value ?? null,
-          headers: normalizeHeaders(message.headers),
-          timestamp: Number(message.timestamp),
-        }));
+        const records: PipelineRecord[] = recordsOf(batch);
         await handleBatch(records, resolveOffset);
       },
     });

@@ -8,7 +8,7 @@ import type {
   TopicPartitionOffset,
 } from '../port.ts';
 import { CODES, type Kafka } from './client.ts';
-import { normalizeHeaders } from './headers.ts';
+import { recordsOf } from './headers.ts';
 import { OffsetCommitter } from './offset-committer.ts';
 
 type ClientConsumer = ReturnType<Kafka['consumer']>;
@@ -129,15 +129,7 @@ export class KafkaConsumer implements Consumer {
       partitionsConsumedConcurrently: 1,
       eachBatch: async ({ batch, resolveOffset, pause }) => {
         if (this.#abort.signal.aborted) return;
-        const records: IncomingRecord[] = batch.messages.map((message) => ({
-          topic: batch.topic,
-          partition: batch.partition,
-          offset: message.offset,
-          key: message.key ?? null,
-          value: message.value ?? null,
-          headers: normalizeHeaders(message.headers),
-          timestamp: Number(message.timestamp),
-        }));
+        const records: IncomingRecord[] = recordsOf(batch);
         const work = handler(
           { topic: batch.topic, partition: batch.partition, records },
           { resolve: (offset) => resolveOffset(offset), pause: () => void pause(), signal: this.#abort.signal },

@@ -1,4 +1,4 @@
-import type { Headers } from '../port.ts';
+import type { Headers, IncomingRecord } from '../port.ts';
 
 type ClientHeaderValue = Buffer | string | (Buffer | string)[] | undefined;
 
@@ -12,4 +12,25 @@ export function normalizeHeaders(headers: Record<string, ClientHeaderValue> | un
     result[name] = typeof value === 'string' ? Buffer.from(value) : value;
   }
   return result;
+}
+
+interface ClientMessage {
+  offset: string;
+  key?: Buffer | null | undefined;
+  value: Buffer | null;
+  headers?: Record<string, ClientHeaderValue> | undefined;
+  timestamp: string;
+}
+
+/** The client's batch of one partition as the port's records (used by the consumer adapter and the pipeline). */
+export function recordsOf(batch: { topic: string; partition: number; messages: ClientMessage[] }): IncomingRecord[] {
+  return batch.messages.map((message) => ({
+    topic: batch.topic,
+    partition: batch.partition,
+    offset: message.offset,
+    key: message.key ?? null,
+    value: message.value ?? null,
+    headers: normalizeHeaders(message.headers),
+    timestamp: Number(message.timestamp),
+  }));
 }
