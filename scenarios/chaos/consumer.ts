@@ -54,6 +54,7 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
         topics: [config.topic],
         schema: config.schema,
         maxBatchSize: 200,
+        retention: false, // the auditor reads every dedup row: nothing is purged during a run
         ...membership,
         faults: (point) => {
           if (point === 'consumer:after-db-commit') applied();
