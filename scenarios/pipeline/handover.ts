@@ -21,8 +21,8 @@ export interface HandoverResult extends Audit {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Two instances (different transactional ids) share the group; one is SIGKILLed at a crash point after 20 % of the
- * work and never comes back. The other takes its partitions after the session ends; offsets the dead one left
+ * Two instances (different transactional ids) of one group; the first is SIGKILLed at a crash point after 20 % of the
+ * work and never comes back. The second, started then, takes the partitions once the dead one's session ends; offsets the dead one left
  * pending in its open transaction hold the new owner back until the broker aborts that transaction
  * (`transactionTimeoutMs`), so nothing is processed twice.
  */
@@ -40,9 +40,18 @@ export async function runHandover(options: HandoverOptions): Promise<HandoverRes
       crashAt: options.crashAt,
       armAtSeq: Math.floor(options.inputs * 0.2),
     });
-    children.push(victim, startChild({ ...common, transactionalId: `${topics.group}-b` }));
-    const killed = (await victim.waitFor('crash-at:')) !== null;
+    children.push(victim);
+    // The other instance starts once the victim is dead: started together, it could take every partition and do all
+    // the work before the victim joined, and the victim would never reach its crash point (a run hung on that).
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), Math.max(0, deadline - Date.now()));
+    });
+    const crashed = await Promise.race([victim.waitFor('crash-at:'), late]);
+    clearTimeout(timer);
+    const killed = crashed !== null;
     const killedAt = Date.now();
+    if (killed) children.push(startChild({ ...common, transactionalId: `${topics.group}-b` }));
     let atEnd = false;
     while (!atEnd && Date.now() < deadline) {
       atEnd = (await offsetsAtEnd(kafka, topics)).done;
