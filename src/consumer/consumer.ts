@@ -8,6 +8,7 @@ import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import type { Consumer, Producer, TopicPartition, Transport } from '../transport/port.ts';
+import { partitionId } from '../transport/position.ts';
 import { createApplier } from './apply.ts';
 import { isPermanent, outageProbe } from './classify.ts';
 import { Failures } from './failures.ts';
@@ -128,7 +129,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     offsetsInTransaction: () => offsetsInTransaction,
     transportConsumer: () => transportConsumer!,
     held: () => held,
-    hold: (tp: TopicPartition) => heldPartitions.set(`${tp.topic}\u0000${tp.partition}`, tp),
+    hold: (tp: TopicPartition) => heldPartitions.set(partitionId(tp), tp),
     faults: options.faults,
     onOutcome: options.onOutcome,
   });

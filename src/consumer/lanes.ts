@@ -9,8 +9,9 @@ export interface Concurrency {
   max?: number;
   /**
    * Batches of different partitions in flight at once (default 1), each partition its own worker and its own
-   * transaction per batch; a revocation waits for the revoked partitions' batches only. Where the transport supports
-   * it (the `postgres` transport; see docs/concurrency.md).
+   * transaction per batch; a revocation waits for the revoked partitions' batches only. Both transports; on Kafka the
+   * partitions one fetch brought run at once and the next fetch waits for them all (docs/concurrency.md). Needs as
+   * many free database connections.
    */
   partitions?: number;
 }

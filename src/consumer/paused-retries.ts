@@ -1,4 +1,5 @@
 import type { IncomingRecord, TopicPartition } from '../transport/port.ts';
+import { partitionId } from '../transport/position.ts';
 
 interface Failing {
   offset: string;
@@ -17,7 +18,7 @@ export class PausedRetries {
   readonly #timers = new Set<NodeJS.Timeout>();
 
   static #key(tp: TopicPartition): string {
-    return `${tp.topic}\u0000${tp.partition}`;
+    return partitionId(tp);
   }
 
   /** Counts one more failed attempt of `record` (a different offset starts again at one). */

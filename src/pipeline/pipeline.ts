@@ -2,6 +2,7 @@ import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import { errorFields } from '../observability/logger.ts';
 import { sleep } from '../observability/sleep.ts';
 import { recordsOf } from '../transport/kafka/headers.ts';
+import { partitionId } from '../transport/position.ts';
 import { type ClientProducer, pipelineConsumer, pipelineKafka, pipelineProducer } from './clients.ts';
 import { type BatchWrite, commitAtLeastOnce, commitExactlyOnce, StepError } from './commit.ts';
 import { byTopic } from './messages.ts';
@@ -100,7 +101,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     const first = records[0];
     const last = records.at(-1);
     if (!first || !last) return;
-    const key = `${first.topic}\u0000${first.partition}`;
+    const key = partitionId(first);
     if (!firstOffsets.has(key)) firstOffsets.set(key, first.offset);
     const position = { topic: first.topic, partition: first.partition, firstOffset: firstOffsets.get(key)! };
     try {

@@ -94,7 +94,7 @@ export interface ConsumerOptions {
   /**
    * Batches of different partitions in flight at once (default 1): each assigned partition has a worker of its own,
    * batches of one partition stay one at a time and in order. A revocation waits for the revoked partitions' batches
-   * only. A transport that cannot run partitions at once treats any value as 1.
+   * only.
    */
   partitionsInFlight?: number;
   onAssign?: (partitions: TopicPartition[]) => void;

@@ -12,6 +12,7 @@ import type { IncomingRecord } from '../../src/transport/port.ts';
 import { positionAfter } from '../../src/transport/position.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { eventually, randomName } from '../support/fixtures.ts';
+import { gates } from '../support/gates.ts';
 import { needs } from '../support/services.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -42,21 +43,6 @@ async function world(t: TestContext, partitions: number) {
     ),
   );
   return { db, schema, topic, member, transport };
-}
-
-/** A gate per partition: a batch of that partition waits until the test opens it. */
-function gates() {
-  const open = new Map<number, () => void>();
-  const waits = new Map<number, Promise<void>>();
-  const of = (partition: number) => {
-    if (!waits.has(partition)) waits.set(partition, new Promise<void>((resolve) => open.set(partition, resolve)));
-    return waits.get(partition)!;
-  };
-  const openGate = (partition: number) => {
-    void of(partition);
-    open.get(partition)!();
-  };
-  return { wait: of, open: openGate };
 }
 
 describe('partitions in parallel (postgres transport)', () => {

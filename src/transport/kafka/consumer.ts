@@ -7,6 +7,7 @@ import type {
   TopicPartition,
   TopicPartitionOffset,
 } from '../port.ts';
+import { partitionId } from '../position.ts';
 import { CODES, type Kafka } from './client.ts';
 import { recordsOf } from './headers.ts';
 import { OffsetCommitter } from './offset-committer.ts';
@@ -26,15 +27,18 @@ export const DEFAULT_PREFETCH_KB = 8192;
 /**
  * Batch consumer over the client's KafkaJS-style API. Offsets are never auto-committed: the caller commits after its
  * database did, and the commit goes to the broker off the batch's path (coalesced per partition, see
- * offset-committer.ts; revoke and close send the last positions and wait). One batch at a time (partitionsConsumedConcurrently = 1; with more, records went missing in a first
- * try — not yet understood, see docs/development.md). A revoke waits for the batch in flight before the partitions
- * go, so a revoked partition never has a batch half-applied.
+ * offset-committer.ts; revoke and close send the last positions and wait). Batches of up to `partitionsInFlight`
+ * partitions run at once (the client's `partitionsConsumedConcurrently`), one batch per partition at a time. A revoke
+ * waits for the revoked partitions' batches in flight, and only theirs, before they go: a revoked partition never has
+ * a batch half-applied. With the default (eager) assignors every partition is revoked at each rebalance; with
+ * `cooperative-sticky` only the moved ones are (docs/concurrency.md).
  */
 export class KafkaConsumer implements Consumer {
   readonly #client: ClientConsumer;
   readonly #options: ConsumerOptions;
   readonly #abort = new AbortController();
-  readonly #inFlight = new Set<Promise<void>>();
+  /** Batches in flight per partition (`topic\0partition`). */
+  readonly #inFlight = new Map<string, Set<Promise<void>>>();
   readonly #committer: OffsetCommitter;
   /** Partitions this member holds (`topic\0partition`): commits of others are dropped. */
   readonly #assigned = new Set<string>();
@@ -48,6 +52,14 @@ export class KafkaConsumer implements Consumer {
     tuning: KafkaConsumerTuning = {},
   ) {
     this.#options = options;
+    const inFlight = options.partitionsInFlight ?? 1;
+    if (!Number.isInteger(inFlight) || inFlight < 1) {
+      throw new EffectivelyError(
+        ErrorCodes.EFF_INVALID_OPTIONS,
+        `kafka consumer: partitionsInFlight must be a positive integer, got ${String(inFlight)}`,
+        { details: { field: 'partitionsInFlight' } },
+      );
+    }
     this.#committer = new OffsetCommitter(
       (offsets) => this.#client.commitOffsets(offsets),
       tuning.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS,
@@ -91,16 +103,16 @@ export class KafkaConsumer implements Consumer {
   async #onRebalance(error: { code: number }, assignment: TopicPartition[], fns: RebalanceFns): Promise<void> {
     const partitions = assignment.map(({ topic, partition }) => ({ topic, partition }));
     if (error.code === CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
-      await this.#settled();
+      await this.#settled(partitions);
       await this.#options.onRevoke?.(partitions);
       await this.#flushCommits();
       // Nothing of these partitions is sent from now on: a position noted late would reach the broker in the next
       // generation and could move the new owner's offset back.
-      for (const tp of partitions) this.#assigned.delete(`${tp.topic}\u0000${tp.partition}`);
+      for (const tp of partitions) this.#assigned.delete(partitionId(tp));
       this.#committer.discard(partitions);
       fns.unassign(assignment);
     } else if (error.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
-      for (const tp of partitions) this.#assigned.add(`${tp.topic}\u0000${tp.partition}`);
+      for (const tp of partitions) this.#assigned.add(partitionId(tp));
       fns.assign(assignment);
       this.#options.onAssign?.(partitions);
     }
@@ -114,9 +126,10 @@ export class KafkaConsumer implements Consumer {
     await this.#committer.flush().catch(() => undefined);
   }
 
-  /** Every batch in flight has finished (whatever its outcome). */
-  async #settled(): Promise<void> {
-    await Promise.allSettled([...this.#inFlight]);
+  /** Every batch in flight of `partitions` (default: all) has finished, whatever its outcome. */
+  async #settled(partitions?: TopicPartition[]): Promise<void> {
+    const keys = partitions?.map(partitionId) ?? [...this.#inFlight.keys()];
+    await Promise.allSettled(keys.flatMap((key) => [...(this.#inFlight.get(key) ?? [])]));
   }
 
   async run(handler: BatchHandler): Promise<void> {
@@ -126,7 +139,7 @@ export class KafkaConsumer implements Consumer {
     await this.#client.subscribe({ topics: this.#options.topics });
     await this.#client.run({
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
+      partitionsConsumedConcurrently: this.#options.partitionsInFlight ?? 1,
       eachBatch: async ({ batch, resolveOffset, pause }) => {
         if (this.#abort.signal.aborted) return;
         const records: IncomingRecord[] = recordsOf(batch);
@@ -134,11 +147,14 @@ export class KafkaConsumer implements Consumer {
           { topic: batch.topic, partition: batch.partition, records },
           { resolve: (offset) => resolveOffset(offset), pause: () => void pause(), signal: this.#abort.signal },
         );
-        this.#inFlight.add(work);
+        const key = partitionId(batch);
+        const works = this.#inFlight.get(key) ?? new Set<Promise<void>>();
+        this.#inFlight.set(key, works.add(work));
         try {
           await work;
         } finally {
-          this.#inFlight.delete(work);
+          works.delete(work);
+          if (works.size === 0) this.#inFlight.delete(key);
         }
       },
     });
@@ -149,7 +165,7 @@ export class KafkaConsumer implements Consumer {
    * latest call wins) and sent one request at a time, at most one per `commitIntervalMs`, never on the batch's path.
    */
   commit(offsets: TopicPartitionOffset[]): Promise<void> {
-    const held = offsets.filter(({ topic, partition }) => this.#assigned.has(`${topic}\u0000${partition}`));
+    const held = offsets.filter((tp) => this.#assigned.has(partitionId(tp)));
     if (held.length === 0) return Promise.resolve();
     return this.#committer.commit(held).catch((error: unknown) => {
       throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `offset commit failed: ${(error as Error).message}`, {

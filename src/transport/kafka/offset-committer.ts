@@ -1,4 +1,5 @@
 import type { TopicPartitionOffset } from '../port.ts';
+import { partitionId } from '../position.ts';
 
 type Send = (offsets: TopicPartitionOffset[]) => Promise<void>;
 
@@ -48,7 +49,7 @@ export class OffsetCommitter {
   /** Notes the positions; resolves once a commit carrying them (or later positions of their partitions) was queued. */
   commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
     for (const { topic, partition, offset } of offsets)
-      this.#noted.set(`${topic}\u0000${partition}`, { topic, partition, offset });
+      this.#noted.set(partitionId({ topic, partition }), { topic, partition, offset });
     const answer = this.#next.promise;
     this.#schedule();
     return answer;
@@ -66,7 +67,7 @@ export class OffsetCommitter {
    */
   discard(partitions?: readonly { topic: string; partition: number }[]): void {
     if (partitions === undefined) this.#noted.clear();
-    else for (const { topic, partition } of partitions) this.#noted.delete(`${topic}\u0000${partition}`);
+    else for (const tp of partitions) this.#noted.delete(partitionId(tp));
   }
 
   /** Sends everything noted now (after the request in flight) and waits until the client took it (queued). */

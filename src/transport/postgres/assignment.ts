@@ -1,6 +1,7 @@
 import type { TopicPartition } from '../port.ts';
+import { partitionId } from '../position.ts';
 
-export const keyOf = (tp: TopicPartition) => `${tp.topic}\u0000${tp.partition}`;
+export const keyOf = partitionId;
 
 /**
  * This member's share of the group's partitions: live members sorted by id get them round-robin, in the stable order
