@@ -16,6 +16,7 @@ import { consumeClientRaw } from './client-raw.ts';
 import { consumeBatch, consumePerRecord, consumeRaw, createEffectsTable } from './consume.ts';
 import { dedupGrowth } from './dedup.ts';
 import { measureEosVsAlo } from './eos.ts';
+import { memoryRuns } from './memory.ts';
 import { keyParallelSpeedup, lanes } from './parallel.ts';
 import { endToEnd, relaySaturation } from './relay.ts';
 import { preload, round } from './support.ts';
@@ -50,7 +51,7 @@ try {
   throw new Error('bench: the Kafka broker could not be started (scripts/kafka.sh start)');
 }
 
-const db = pgDb({ max: 4 });
+const db = pgDb({ max: 10 }); // the end-to-end run's consumer takes one connection per partition (6)
 const schema = `bench_${id}`;
 await migrate(db, { schema });
 await createEffectsTable(db, schema);
@@ -75,7 +76,7 @@ try {
     log(`relay at saturation: ${relay.eps} events/s`);
     const e2eTopic = topic('e2e');
     await admin.createTopics([{ topic: e2eTopic, partitions: 6 }]);
-    const e2e = await endToEnd(db, transport, schema, e2eTopic, `e2e-${id}`, 1000, e2eSeconds);
+    const e2e = await endToEnd(db, transport, schema, e2eTopic, `e2e-${id}`, 1000, e2eSeconds, 6);
     log(`end to end at 1000 events/s: p50 ${e2e.p50_ms} ms, p95 ${e2e.p95_ms} ms, p99 ${e2e.p99_ms} ms`);
     results.relay = relay;
     results.e2e = e2e;
@@ -113,31 +114,29 @@ try {
     log(`preloading ${memoryEvents} events for the memory run`);
     await preload(producer, memoryTopic, memoryEvents);
     await producer.close();
-    // In a child process, so the RSS is the consumer's alone (not this process's preloading).
-    const memory = JSON.parse(
-      execFileSync(
-        process.execPath,
-        ['--import', 'tsx', fileURLToPath(new URL('./memory-child.ts', import.meta.url))],
-        {
-          env: {
-            ...process.env,
-            BENCH_SCHEMA: schema,
-            BENCH_TOPIC: memoryTopic,
-            BENCH_GROUP: `memory-${id}`,
-            BENCH_EVENTS: String(memoryEvents),
-          },
-          encoding: 'utf8',
-          maxBuffer: 16 * 1024 * 1024,
-        },
-      )
-        .trim()
-        .split('\n')
-        .at(-1)!,
-    ) as { eps: number; rss: { start: number; peak: number; end: number } };
-    log(
-      `memory over ${memoryEvents} events: rss start ${memory.rss.start} MB, peak ${memory.rss.peak} MB, end ${memory.rss.end} MB`,
+    const memorySchemas: string[] = [];
+    const memory = await memoryRuns(
+      { topic: memoryTopic, group: `memory-${id}`, events: memoryEvents },
+      async (suffix) => {
+        await settle();
+        const runSchema = `${schema}_memory_${suffix}`;
+        await migrate(db, { schema: runSchema });
+        await createEffectsTable(db, runSchema);
+        memorySchemas.push(runSchema);
+        return runSchema;
+      },
+      log,
     );
+    for (const [profile, run] of [
+      ['default', memory.default],
+      ['bounded', memory.bounded],
+    ] as const) {
+      log(
+        `memory over ${memoryEvents} events (${profile}): rss start ${run.rss.start} MB, peak ${run.rss.peak} MB, end ${run.rss.end} MB, ${run.eps} events/s`,
+      );
+    }
     results.memory = memory;
+    for (const each of memorySchemas) await db.query(`DROP SCHEMA ${each} CASCADE`).catch(() => undefined);
     await admin.deleteTopics([memoryTopic]).catch(() => undefined);
     await settle();
   }
@@ -207,7 +206,10 @@ const summary = {
   batch_vs_per_record: consume && round(consume.batch.eps / consume.per_record.eps, 1),
   relay_eps: (results.relay as { eps: number } | undefined)?.eps,
   e2e_p99_ms: (results.e2e as { p99_ms: number } | undefined)?.p99_ms,
-  rss_peak_mb: (results.memory as { rss: { peak: number } } | undefined)?.rss.peak,
+  rss_peak_mb: (results.memory as { bounded: { rss: { peak: number } } } | undefined)?.bounded.rss.peak,
+  rss_peak_default_mb: (results.memory as { default: { rss: { peak: number } } } | undefined)?.default.rss.peak,
+  memory_bounded_eps_vs_default: (results.memory as { bounded_eps_vs_default: number } | undefined)
+    ?.bounded_eps_vs_default,
   client_raw_eps: consume?.client_raw.eps,
   transport_vs_client: consume && round(consume.raw.eps / consume.client_raw.eps),
   batch_vs_client: consume && round(consume.batch.eps / consume.client_raw.eps),

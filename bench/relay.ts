@@ -49,7 +49,10 @@ export async function relaySaturation(db: Db, transport: Transport, schema: stri
   return { events: published, seconds: round(seconds), eps: Math.round(published / seconds) };
 }
 
-/** Writers commit `rate` events/s for `seconds`; latency = consumer's committed effect - writer's commit. */
+/**
+ * Writers commit `rate` events/s for `seconds`; latency = consumer's committed effect - writer's commit. The consumer
+ * applies the topic's `partitions` at once.
+ */
 export async function endToEnd(
   db: Db,
   transport: Transport,
@@ -58,6 +61,7 @@ export async function endToEnd(
   group: string,
   rate: number,
   seconds: number,
+  partitions: number,
 ) {
   const outbox = createOutbox({ schema });
   const committedAt = new Map<string, number>();
@@ -70,6 +74,10 @@ export async function endToEnd(
     schema,
     maxBatchSize: 500,
     logger: silentLogger,
+    retention: false,
+    // One batch per partition at once: a record does not wait behind the other partitions' batches (needs a
+    // connection per partition in the pool).
+    concurrency: { partitions },
     batchHandler: async () => undefined,
     onOutcome: (event) => {
       const at = committedAt.get(event.id);

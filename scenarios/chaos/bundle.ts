@@ -25,12 +25,17 @@ export const throughTsx: ChildEntries = {
   cleanup: async () => undefined,
 };
 
-export async function childEntries(roles: Role[], log: (line: string) => void): Promise<ChildEntries> {
-  const outdir = here(`../../node_modules/.cache/effectively-chaos-${randomBytes(4).toString('hex')}`);
+/**
+ * Bundles TypeScript entry points (name → file) into one ES module each under node_modules/.cache, to run with plain
+ * `node`. Packages stay external; every `import.meta.url` keeps its source file's URL. Returns the directory (files
+ * `<name>.mjs`), or throws when esbuild is missing or the build fails.
+ */
+export async function bundleModules(entryPoints: Record<string, string>, prefix: string): Promise<string> {
+  const outdir = here(`../../node_modules/.cache/${prefix}-${randomBytes(4).toString('hex')}`);
   try {
     const { build } = (await import('esbuild')) as typeof import('esbuild');
     await build({
-      entryPoints: Object.fromEntries(roles.map((role) => [role, here(`./${role}.ts`)])),
+      entryPoints,
       bundle: true,
       platform: 'node',
       format: 'esm',
@@ -55,8 +60,21 @@ export async function childEntries(roles: Role[], log: (line: string) => void): 
       ],
     });
   } catch (error) {
-    log(`chaos: children run through tsx (bundling failed: ${(error as Error).message})`);
     await rm(outdir, { recursive: true, force: true });
+    throw error;
+  }
+  return outdir;
+}
+
+export async function childEntries(roles: Role[], log: (line: string) => void): Promise<ChildEntries> {
+  let outdir: string;
+  try {
+    outdir = await bundleModules(
+      Object.fromEntries(roles.map((role) => [role, here(`./${role}.ts`)])),
+      'effectively-chaos',
+    );
+  } catch (error) {
+    log(`chaos: children run through tsx (bundling failed: ${(error as Error).message})`);
     return throughTsx;
   }
   return {

@@ -4,7 +4,7 @@ import type { Decoded } from './apply.ts';
 /** How the records of one partition's batch are applied: one after the other, or different keys at once. */
 export interface Concurrency {
   /** `'partition'` (default): in offset order, one transaction at a time. `'key'`: each key its own lane. */
-  mode: 'partition' | 'key';
+  mode?: 'partition' | 'key';
   /** Lanes of one batch in flight at once in `'key'` mode (default 16); each lane holds one transaction. */
   max?: number;
   /**

@@ -26,7 +26,7 @@ export interface ConsumerOptions<T = unknown> {
   maxBatchSize?: number;
   /** Where a new group starts (default true: the beginning). */
   fromBeginning?: boolean;
-  /** KB of records the transport may prefetch (Kafka: `queued.max.messages.kbytes`, default 8192). */
+  /** KB of records the transport may prefetch (Kafka: `queued.max.messages.kbytes`, default 2048). */
   prefetchKb?: number;
   /** Static group membership id: a restarted process with the same id resumes its partitions at once. */
   instanceId?: string;

@@ -83,7 +83,7 @@ export interface ConsumerOptions {
   maxBatchSize: number;
   /** Where a group with no committed offset starts. */
   fromBeginning: boolean;
-  /** Records prefetched ahead of the handler, in KB (Kafka default here 8192): more is faster and bigger. */
+  /** Records prefetched ahead of the handler, in KB (Kafka default here 2048): more is faster and bigger. */
   prefetchKb?: number;
   /** Longest wait for new records in one fetch (Kafka's `fetch.wait.max.ms`; default 25 ms). */
   maxWaitMs?: number;

@@ -22,7 +22,7 @@ export interface KafkaConsumerTuning {
 }
 
 export const DEFAULT_COMMIT_INTERVAL_MS = 100;
-export const DEFAULT_PREFETCH_KB = 8192;
+export const DEFAULT_PREFETCH_KB = 2048;
 
 /**
  * Batch consumer over the client's KafkaJS-style API. Offsets are never auto-committed: the caller commits after its
@@ -71,12 +71,17 @@ export class KafkaConsumer implements Consumer {
       // How long the broker may hold a fetch that has nothing new: short, so a fresh record reaches the handler fast.
       'fetch.wait.max.ms': options.maxWaitMs ?? 25,
       // What is read ahead of the handler is capped in bytes (issue 13; measured in docs/kafka.md "Memory"): the
-      // prefetch queue (`prefetchKb`, default 8 MB; the count limit set high so the bytes bind: at 10,000 records it
-      // bound first and cost throughput) and the client's JavaScript-side cache (0.5 s of consumption; its default
-      // 1.5 s). Fetch sizes stay librdkafka's (50 MB, 1 MB per partition): capping them at 4 MB / 512 KB lowered the
-      // peak RSS by about a third and the consume rate by 30-60 % here. Each can be set through `rdkafka`.
+      // prefetch queue (`prefetchKb`, default 2 MB; the count limit set high so the bytes bind) and the client's
+      // JavaScript-side cache (0.5 s of consumption; its default 1.5 s). A full queue makes librdkafka put off the
+      // partition's next fetch by `fetch.queue.backoff.ms`: its 1 s default is what made a small prefetch slow (4 MB
+      // read at half the rate); at 10 ms a 2 MB queue reads as fast as 8 MB did, at about half the peak RSS. Fetch
+      // sizes stay librdkafka's (50 MB, 1 MB per partition). Each can be set through `rdkafka`.
       'queued.max.messages.kbytes': options.prefetchKb ?? DEFAULT_PREFETCH_KB,
       'queued.min.messages': 100_000,
+      'fetch.queue.backoff.ms': 10,
+      // No Nagle delay on the broker connections (the Java client sets TCP_NODELAY too): with it, small fetch and
+      // commit requests waited on delayed ACKs, up to ~40 ms each (docs/kafka.md "Latency").
+      'socket.nagle.disable': true,
       'js.consumer.max.cache.size.per.worker.ms': 500,
       // A topic created after the consumer subscribed is only seen at the next metadata refresh: librdkafka's 5 minutes
       // left a consumer started before its topic (the natural deploy order) silent that long; 5 s costs one small

@@ -60,6 +60,8 @@ export class KafkaProducer implements Producer {
       // The relay hands over whole batches at once; a short linger keeps single events fast (latency) without
       // splitting batches.
       'linger.ms': 1,
+      // No Nagle delay: a small produce request would otherwise wait on the broker's delayed ACK (docs/kafka.md).
+      'socket.nagle.disable': true,
       // Room for large records (the broker script allows 16 MB); a record over the limit fails its send, loudly.
       'message.max.bytes': 16 * 1024 * 1024,
       ...rdkafka,
