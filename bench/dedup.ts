@@ -24,6 +24,10 @@ async function fillTo(db: Db, schema: string, from: number, rows: number, baseMs
     [consumer, from, rows, baseMs],
   );
   await db.query(`VACUUM ANALYZE ${schema}.processed_events`);
+  // The bulk insert's ~1 GB of dirty pages would otherwise be written out by a checkpoint during the timed claims: what
+  // is timed is a claim against a table of that size, not against the server writing the fill to disk. CHECKPOINT
+  // needs a superuser (or pg_checkpoint); without one the claims are timed as they come.
+  await db.query('CHECKPOINT').catch(() => undefined);
   return (performance.now() - started) / 1000;
 }
 

@@ -13,6 +13,11 @@ export interface ChaosConfig {
    * `offset-first` (consumer commits the offset, then writes), `no-outbox` (writer saves, then publishes).
    */
   mode: 'effectively' | 'no-dedup' | 'offset-first' | 'no-outbox';
+  /**
+   * The consumer runs concurrently: keys in parallel inside each partition (`mode: 'key'`, up to 8 lanes) and
+   * `partitionsInFlight` partitions at once. 0: one record after the other, one partition at a time.
+   */
+  concurrent: number;
 }
 
 export function configFromEnv(): ChaosConfig {
@@ -24,6 +29,7 @@ export function configFromEnv(): ChaosConfig {
     events: Number(env.CHAOS_EVENTS ?? 0),
     rate: Number(env.CHAOS_RATE ?? 0),
     mode: (env.CHAOS_MODE ?? 'effectively') as ChaosConfig['mode'],
+    concurrent: Number(env.CHAOS_CONCURRENT ?? 0),
   };
 }
 
@@ -35,5 +41,6 @@ export function configToEnv(config: ChaosConfig): Record<string, string> {
     CHAOS_EVENTS: String(config.events),
     CHAOS_RATE: String(config.rate),
     CHAOS_MODE: config.mode,
+    CHAOS_CONCURRENT: String(config.concurrent),
   };
 }

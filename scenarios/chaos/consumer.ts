@@ -55,6 +55,7 @@ if (config.mode === 'no-dedup' || config.mode === 'offset-first') {
         schema: config.schema,
         maxBatchSize: 200,
         retention: false, // the auditor reads every dedup row: nothing is purged during a run
+        ...(config.concurrent > 0 ? { concurrency: { mode: 'key', max: 8, partitions: config.concurrent } } : {}),
         ...membership,
         faults: (point) => {
           if (point === 'consumer:after-db-commit') applied();

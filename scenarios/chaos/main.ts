@@ -1,4 +1,4 @@
-// npm run chaos -- --events N --kills K [--restart-broker B] [--restart-postgres P] [--timeout S]
+// npm run chaos -- --events N --kills K [--concurrent PARTITIONS] [--restart-broker B] [--restart-postgres P] [--timeout S]
 //   [--nodes 3 [--kill-broker-for-good NODE] | --private-broker] [--kill-roles relay,consumer] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
 //   [--private-postgres] [--keep]
 // Runs the order writer, the relay and the notification consumer as child processes on real Kafka + PostgreSQL,
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     events: { type: 'string', default: '2000' },
     kills: { type: 'string', default: '6' },
     mode: { type: 'string', default: 'effectively' },
+    concurrent: { type: 'string', default: '0' },
     rate: { type: 'string' },
     'restart-broker': { type: 'string', default: '0' },
     'restart-postgres': { type: 'string', default: '0' },
@@ -46,6 +47,7 @@ const result = await runChaos({
   events: Number(values.events),
   kills: Number(values.kills),
   mode,
+  concurrent: Number(values.concurrent),
   restartBroker: Number(values['restart-broker']),
   restartPostgres: Number(values['restart-postgres']),
   privatePostgres: values['private-postgres'],
@@ -61,7 +63,7 @@ const result = await runChaos({
   log: (line) => console.log(line),
 });
 console.log(
-  `chaos: mode=${mode} orders=${result.orders} emails=${result.emails} kills_at=${JSON.stringify(result.killsAt)} restarts=${JSON.stringify(result.restarts)}${result.brokerKilledForGood ? ` broker_killed_for_good=${result.brokerKilledForGood}` : ''} crashes=${result.crashes} kills_late=${result.killsLate} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
+  `chaos: mode=${mode}${result.config.concurrent ? ` concurrent=key,partitions=${result.config.concurrent}` : ''} orders=${result.orders} emails=${result.emails} kills_at=${JSON.stringify(result.killsAt)} restarts=${JSON.stringify(result.restarts)}${result.brokerKilledForGood ? ` broker_killed_for_good=${result.brokerKilledForGood}` : ''} crashes=${result.crashes} kills_late=${result.killsLate} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
 );
 const end = ending(result);
 for (const line of end.lines) console.log(line);

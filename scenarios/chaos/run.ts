@@ -42,6 +42,8 @@ export interface ChaosOptions {
   killBrokerForGood?: number;
   /** `effectively`, or a naive twin: `no-dedup` (consumer) or `no-outbox` (writer). */
   mode?: ChaosConfig['mode'];
+  /** Partitions in flight at once for a consumer with keys in parallel (`--concurrent N`); 0 or absent: sequential. */
+  concurrent?: number;
   /** Orders per second written (default: events / 10 s, at least 500). */
   rate?: number;
   /** Roles the kills take in turn (default: the relay — the writer for `no-outbox` — and the consumer). */
@@ -119,6 +121,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     events: options.events,
     rate: options.rate ?? defaultRate(options.events, options.kills),
     mode: options.mode ?? 'effectively',
+    concurrent: options.concurrent ?? 0,
   };
   const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
   const brokerSetup = options.brokers ?? { nodes: 1 };
