@@ -10,7 +10,7 @@
 //    seeks back only partitions it knows a resolved offset of, so records never handed out are skipped for good. The
 //    consumer pauses each partition from inside its own batch, which the client seeks back.
 import assert from 'node:assert/strict';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { CODES, KafkaJS } from '../../src/transport/kafka/client.ts';
 import { defaultBrokers } from '../../src/transport/kafka/config.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
@@ -30,18 +30,28 @@ const HOLD_MS = 200;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A fresh topic of six partitions holding `PER_PARTITION` records each, deleted after the test. */
-async function preloadedTopic(t: TestContext): Promise<string> {
+/**
+ * A fresh topic of six partitions holding `PER_PARTITION` records each, and how to delete it. Delete it after the
+ * test's consumer is closed: a consumer still subscribed asks for the topic's metadata and the broker (which creates
+ * topics on demand) brings it back.
+ */
+async function preloadedTopic(): Promise<Fresh> {
   const transport = kafkaTransport({ clientId: 'effectively-test' });
   const admin = transport.admin();
   const topic = randomName('inflight').replace('_', '-');
   await admin.createTopics([{ topic, partitions: PARTITIONS }]);
-  t.after(async () => {
-    await admin.deleteTopics([topic]).catch(() => undefined);
-    await admin.close();
-  });
   await send(topic, 0, PER_PARTITION);
-  return topic;
+  return { topic, drop: () => dropTopic(admin, topic) };
+}
+
+interface Fresh {
+  topic: string;
+  drop(): Promise<void>;
+}
+
+async function dropTopic(admin: ReturnType<ReturnType<typeof kafkaTransport>['admin']>, topic: string): Promise<void> {
+  await admin.deleteTopics([topic]).catch(() => undefined);
+  await admin.close();
 }
 
 /** Sends `count` records to every partition, numbered from `from`. */
@@ -110,15 +120,12 @@ const FLOOD_PARTITIONS = 3;
 /** Kafka's least session timeout: a member whose heartbeats go unanswered this long loses its partitions. */
 const SESSION_MS = 6000;
 
-async function floodTopic(t: TestContext): Promise<string> {
+/** A fresh topic of `FLOOD_PARTITIONS` partitions holding `FLOOD_RECORDS` records, and how to delete it. */
+async function floodTopic(): Promise<Fresh> {
   const transport = kafkaTransport({ clientId: 'effectively-test' });
   const admin = transport.admin();
   const topic = randomName('flood').replace('_', '-');
   await admin.createTopics([{ topic, partitions: FLOOD_PARTITIONS }]);
-  t.after(async () => {
-    await admin.deleteTopics([topic]).catch(() => undefined);
-    await admin.close();
-  });
   const producer = clientKafka().producer({ kafkaJS: { acks: -1 } });
   await producer.connect();
   for (let from = 0; from < FLOOD_RECORDS; from += 2000) {
@@ -128,13 +135,13 @@ async function floodTopic(t: TestContext): Promise<string> {
     });
   }
   await producer.disconnect();
-  return topic;
+  return { topic, drop: () => dropTopic(admin, topic) };
 }
 
 describe('several partitions in flight: offset commits (Kafka transport)', () => {
   test('a commit per batch of one record, three partitions in flight: the member keeps its partitions', async (t) => {
     if (!(await needs(t, 'kafka'))) return;
-    const topic = await floodTopic(t);
+    const { topic, drop } = await floodTopic();
     const revoked: number[] = [];
     const consumer = kafkaTransport({ clientId: 'effectively-test' }).consumer({
       group: randomName('g'),
@@ -145,7 +152,10 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
       sessionTimeoutMs: SESSION_MS,
       onRevoke: async (partitions) => void revoked.push(...partitions.map((p) => p.partition)),
     });
-    t.after(() => consumer.close());
+    t.after(async () => {
+      await consumer.close();
+      await drop();
+    });
     let handled = 0;
     await consumer.run(async (batch, control) => {
       const last = batch.records.at(-1)!;
@@ -165,7 +175,7 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
 
   test('naive twin: a commit request per batch floods the coordinator and the member loses its partitions', async (t) => {
     if (!(await needs(t, 'kafka'))) return;
-    const topic = await floodTopic(t);
+    const { topic, drop } = await floodTopic();
     const lost: boolean[] = [];
     const client = clientKafka().consumer({
       kafkaJS: { groupId: randomName('g'), fromBeginning: true, autoCommit: false },
@@ -177,7 +187,10 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
       },
     });
     await client.connect();
-    t.after(() => client.disconnect());
+    t.after(async () => {
+      await client.disconnect();
+      await drop();
+    });
     await client.subscribe({ topics: [topic] });
     let handled = 0;
     await client.run({
@@ -201,7 +214,7 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
 describe('several partitions in flight: pause (Kafka transport)', () => {
   test('each partition paused from its own batch, half-resolved and sought back while others run: nothing lost', async (t) => {
     if (!(await needs(t, 'kafka'))) return;
-    const topic = await preloadedTopic(t);
+    const { topic, drop } = await preloadedTopic();
     const transport = kafkaTransport({ clientId: 'effectively-test' });
     const consumer = transport.consumer({
       group: randomName('g'),
@@ -210,7 +223,10 @@ describe('several partitions in flight: pause (Kafka transport)', () => {
       fromBeginning: true,
       partitionsInFlight: 3,
     });
-    t.after(() => consumer.close());
+    t.after(async () => {
+      await consumer.close();
+      await drop();
+    });
     const done = tally();
     let batches = 0;
     let inFlight = 0;
@@ -273,7 +289,7 @@ describe('several partitions in flight: pause (Kafka transport)', () => {
 
   test('naive twin: every partition paused at once from one batch loses records below the committed offset', async (t) => {
     if (!(await needs(t, 'kafka'))) return;
-    const topic = await preloadedTopic(t);
+    const { topic, drop } = await preloadedTopic();
     const kafka = clientKafka();
     const group = randomName('g');
     const client = kafka.consumer({
@@ -281,7 +297,10 @@ describe('several partitions in flight: pause (Kafka transport)', () => {
       'js.consumer.max.batch.size': 10,
     });
     await client.connect();
-    t.after(() => client.disconnect());
+    t.after(async () => {
+      await client.disconnect();
+      await drop();
+    });
     await client.subscribe({ topics: [topic] });
     const done = tally();
     const all = [{ topic, partitions: Array.from({ length: PARTITIONS }, (_, n) => n) }];
