@@ -114,6 +114,9 @@ async function settle(done: { size: number }, want: number, quietMs: number, tim
   }
 }
 
+/** Commit requests the transport sent in the first flood case (the twin is held against it). */
+let transportRequests = 0;
+
 /** Records of the commit-flood cases: one batch (and, naively, one commit request) each. */
 const FLOOD_RECORDS = 12_000;
 const FLOOD_PARTITIONS = 3;
@@ -156,6 +159,14 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
       await consumer.close();
       await drop();
     });
+    // Every request the transport hands the client, counted where it hands it over.
+    const client = (consumer as unknown as { clientConsumer: { commitOffsets: (...args: unknown[]) => Promise<void> } })
+      .clientConsumer;
+    const commitOffsets = client.commitOffsets.bind(client);
+    client.commitOffsets = (...args: unknown[]) => {
+      transportRequests += 1;
+      return commitOffsets(...args);
+    };
     let handled = 0;
     await consumer.run(async (batch, control) => {
       const last = batch.records.at(-1)!;
@@ -168,8 +179,11 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
     while (handled < FLOOD_RECORDS && Date.now() < deadline) await sleep(100);
     // Longer than a session: a member starved of heartbeats would lose its partitions meanwhile.
     await sleep(2 * SESSION_MS);
-    t.diagnostic(`handled ${handled} of ${FLOOD_RECORDS}; revoked ${revoked.length} partition(s)`);
+    t.diagnostic(
+      `handled ${handled} of ${FLOOD_RECORDS}; ${transportRequests} commit requests; revoked ${revoked.length} partition(s)`,
+    );
     assert.equal(handled, FLOOD_RECORDS);
+    assert.ok(transportRequests < FLOOD_RECORDS / 10, 'commits coalesced: far fewer requests than batches');
     assert.deepEqual(revoked, [], 'no partition revoked while the member was alone in its group');
   });
 
@@ -193,6 +207,7 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
     });
     await client.subscribe({ topics: [topic] });
     let handled = 0;
+    let naiveRequests = 0;
     await client.run({
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: 3,
@@ -200,14 +215,24 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
         const last = batch.messages.at(-1)!;
         handled += batch.messages.length;
         // The first try's pattern: one commit request per batch (it resolves once librdkafka queued it).
+        naiveRequests += 1;
         await client.commitOffsets([{ topic, partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }]);
         resolveOffset(last.offset);
       },
     });
     const deadline = Date.now() + 60_000;
-    while (lost.length === 0 && Date.now() < deadline) await sleep(100);
-    t.diagnostic(`handled ${handled} of ${FLOOD_RECORDS} when the member lost its partitions (${lost.join(',')})`);
-    assert.ok(lost.includes(true), 'expected the session to time out and the assignment to be lost');
+    while (lost.length === 0 && handled < FLOOD_RECORDS && Date.now() < deadline) await sleep(100);
+    if (lost.length === 0) await sleep(2 * SESSION_MS); // a member starved of heartbeats loses its partitions meanwhile
+    t.diagnostic(
+      `handled ${handled} of ${FLOOD_RECORDS}; ${naiveRequests} commit requests (the transport: ${transportRequests}); assignment lost: ${lost.includes(true)}`,
+    );
+    // Whether the coordinator falls behind depends on the broker's speed: on this shared machine it answered ~170
+    // commits/s and the member lost its session; a faster broker keeps up. What always holds is the cause: a request
+    // per batch, an order of magnitude more than the transport sends for the same batches.
+    assert.ok(
+      lost.includes(true) || naiveRequests >= 10 * Math.max(1, transportRequests),
+      'expected the assignment lost, or at least a commit request per batch (ten times as many as the transport)',
+    );
   });
 });
 
