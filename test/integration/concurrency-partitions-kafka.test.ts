@@ -125,6 +125,20 @@ describe('partitions in parallel (kafka transport)', () => {
     assert.equal(a.seen.length + seenByB.length, 60, 'every record delivered once');
   });
 
+  test('partitionsInFlight that is not a positive integer is refused with EFF_INVALID_OPTIONS', (t) => {
+    const transport = kafkaTransport({ logger: silentLogger });
+    for (const partitionsInFlight of [0, -1, 1.5, Number.NaN]) {
+      assert.throws(
+        () =>
+          transport.consumer({ group: 'g', topics: ['t'], maxBatchSize: 1, fromBeginning: true, partitionsInFlight }),
+        (error: { code?: string; details?: { field?: string } }) =>
+          error.code === 'EFF_INVALID_OPTIONS' && error.details?.field === 'partitionsInFlight',
+        `partitionsInFlight ${partitionsInFlight}`,
+      );
+    }
+    t.diagnostic('0, -1, 1.5 and NaN refused');
+  });
+
   test('naive twin: one batch at a time never has two partitions in flight', async (t) => {
     const w = await world(t);
     if (!w) return;

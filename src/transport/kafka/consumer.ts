@@ -1,4 +1,4 @@
-import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
 import type {
   BatchHandler,
   Consumer,
@@ -53,13 +53,7 @@ export class KafkaConsumer implements Consumer {
   ) {
     this.#options = options;
     const inFlight = options.partitionsInFlight ?? 1;
-    if (!Number.isInteger(inFlight) || inFlight < 1) {
-      throw new EffectivelyError(
-        ErrorCodes.EFF_INVALID_OPTIONS,
-        `kafka consumer: partitionsInFlight must be a positive integer, got ${String(inFlight)}`,
-        { details: { field: 'partitionsInFlight' } },
-      );
-    }
+    if (!Number.isInteger(inFlight) || inFlight < 1) throw invalidOptions('partitionsInFlight', 'a positive integer');
     this.#committer = new OffsetCommitter(
       (offsets) => this.#client.commitOffsets(offsets),
       tuning.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS,
