@@ -1,5 +1,6 @@
 // consume: raw client vs one transaction per record (the seeds' shape) vs effectively's batch mode, same events.
 import { createConsumer } from '../src/consumer/consumer.ts';
+import type { Concurrency } from '../src/consumer/lanes.ts';
 import type { Db } from '../src/db/port.ts';
 import { loadSql } from '../src/db/sql.ts';
 import { decodeEvent } from '../src/envelope/cloudevents.ts';
@@ -77,6 +78,7 @@ export async function consumeBatch(
   events: number,
   group: string,
   maxBatchSize = 1000,
+  concurrency?: Concurrency,
 ): Promise<Run & { rss: { start: number; peak: number; end: number } }> {
   const timer = clock(events);
   const rss = rssSampler();
@@ -88,6 +90,7 @@ export async function consumeBatch(
     topics: [topic],
     schema,
     maxBatchSize,
+    ...(concurrency ? { concurrency } : {}),
     logger: silentLogger,
     batchHandler: async (fresh: Event[], { tx }) => {
       const orders = fresh.map((event) => event.data as Order);

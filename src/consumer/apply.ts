@@ -87,16 +87,22 @@ export function createApplier(options: ApplierOptions) {
     parked: ReadonlySet<number> = new Set(),
   ): Promise<Outcome[]> {
     // The dedup key is the event's identity, source + id (a UUID id is its own key: see envelope/identity.ts).
-    const claimed = range.filter((_, index) => !parked.has(index)).map((item) => dedupKeyOf(item.event));
-    const fresh = new Set<string>();
+    const keys = range.map((item, index) => (parked.has(index) ? '' : dedupKeyOf(item.event)));
+    const claimed = keys.filter((key) => key !== '');
+    const before = new Set<string>();
     if (claimed.length > 0) {
-      const { rows } = await tx.query<{ event_id: string }>(dedup, [group, claimed]);
-      for (const row of rows) fresh.add(row.event_id);
+      // Dedup keys are canonical UUIDs, so the array literal needs no quoting.
+      const { rows } = await tx.query<{ event_id: string }>(dedup, [group, `{${claimed.join(',')}}`]);
+      for (const row of rows) before.add(row.event_id);
     }
-    // A repeat (redelivery, or the same id twice in one range) finds no fresh claim left.
-    const outcomes: Outcome[] = range.map(({ event }, index) =>
-      parked.has(index) ? 'parked' : fresh.delete(dedupKeyOf(event)) ? 'applied' : 'duplicate',
-    );
+    // A repeat (a redelivery: claimed before; or the same id twice in one range: its later copies) is a duplicate.
+    const seen = new Set<string>();
+    const outcomes: Outcome[] = keys.map((key) => {
+      if (key === '') return 'parked';
+      if (before.has(key) || seen.has(key)) return 'duplicate';
+      seen.add(key);
+      return 'applied';
+    });
     if (batchHandler) await applyBatch(tx, range, outcomes, signal);
     else await applyEach(tx, range, outcomes, signal);
     return outcomes;

@@ -116,7 +116,7 @@ export function decodeEvent(record: IncomingRecord): Event {
   let data: unknown = null;
   if (record.value !== null) {
     try {
-      data = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(record.value));
+      data = JSON.parse(strictUtf8.decode(record.value));
     } catch (error) {
       throw decodeFailed(
         ErrorCodes.EFF_DECODE_FAILED,
