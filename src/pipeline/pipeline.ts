@@ -9,7 +9,7 @@ import { byTopic } from './messages.ts';
 import { resolveOptions } from './options.ts';
 import { rewind } from './rewind.ts';
 import { transformBatch } from './transform.ts';
-import { errorCode, errorCodeName, txnErrorKind } from './txn-errors.ts';
+import { errorCode, errorCodeName, txnErrorKind } from '../transport/kafka/txn-errors.ts';
 import type { Pipeline, PipelineFailure, PipelineOptions, PipelineRecord, PipelineStats } from './types.ts';
 
 /**

@@ -43,7 +43,10 @@ export interface Producer {
   /**
    * Kafka→Kafka: sends records and commits `consumer`'s offsets in one Kafka transaction (all or nothing; the
    * consumer's group fences zombies). Needs a producer made with a `transactionalId` and a consumer of the same
-   * transport.
+   * transport. A failure aborts the transaction (none of it is visible, the offsets do not move) and throws
+   * `EFF_TRANSPORT` (retryable); a producer it left unusable (fenced by another instance with the same id, or its
+   * abort failed) is replaced by a new one with the same transactional id first (`details.replaced`), so the retry
+   * can commit.
    */
   sendInTransaction?(
     records: readonly OutgoingRecord[],

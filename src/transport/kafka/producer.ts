@@ -2,6 +2,7 @@ import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import type { Consumer, OutgoingRecord, Producer, TopicPartitionOffset } from '../port.ts';
 import type { Kafka } from './client.ts';
 import { KafkaConsumer } from './consumer.ts';
+import { txnErrorKind } from './txn-errors.ts';
 
 type ClientProducer = ReturnType<Kafka['producer']>;
 
@@ -43,7 +44,8 @@ function groupByTopic(records: readonly OutgoingRecord[]) {
 
 /** Idempotent producer: acks=all and enable.idempotence, so a retried send never duplicates or reorders on the broker. */
 export class KafkaProducer implements Producer {
-  readonly #client: ClientProducer;
+  readonly #make: () => ClientProducer;
+  #client: ClientProducer;
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -51,21 +53,23 @@ export class KafkaProducer implements Producer {
 
   constructor(kafka: Kafka, rdkafka: Record<string, string | number | boolean>, transactionalId?: string) {
     this.#transactional = transactionalId !== undefined;
-    this.#client = kafka.producer({
-      kafkaJS: {
-        idempotent: true,
-        acks: -1,
-        ...(transactionalId === undefined ? {} : { transactionalId, maxInFlightRequests: 1 }),
-      },
-      // The relay hands over whole batches at once; a short linger keeps single events fast (latency) without
-      // splitting batches.
-      'linger.ms': 1,
-      // No Nagle delay: a small produce request would otherwise wait on the broker's delayed ACK (docs/kafka.md).
-      'socket.nagle.disable': true,
-      // Room for large records (the broker script allows 16 MB); a record over the limit fails its send, loudly.
-      'message.max.bytes': 16 * 1024 * 1024,
-      ...rdkafka,
-    });
+    this.#make = () =>
+      kafka.producer({
+        kafkaJS: {
+          idempotent: true,
+          acks: -1,
+          ...(transactionalId === undefined ? {} : { transactionalId, maxInFlightRequests: 1 }),
+        },
+        // The relay hands over whole batches at once; a short linger keeps single events fast (latency) without
+        // splitting batches.
+        'linger.ms': 1,
+        // No Nagle delay: a small produce request would otherwise wait on the broker's delayed ACK (docs/kafka.md).
+        'socket.nagle.disable': true,
+        // Room for large records (the broker script allows 16 MB); a record over the limit fails its send, loudly.
+        'message.max.bytes': 16 * 1024 * 1024,
+        ...rdkafka,
+      });
+    this.#client = this.#make();
   }
 
   connect(): Promise<void> {
@@ -108,8 +112,9 @@ export class KafkaProducer implements Producer {
       );
     }
     await this.connect();
-    const transaction = await this.#client.transaction();
+    let transaction: Awaited<ReturnType<ClientProducer['transaction']>> | undefined;
     try {
+      transaction = await this.#client.transaction();
       if (records.length > 0) await transaction.sendBatch({ topicMessages: groupByTopic(records) });
       const byTopic = new Map<string, { partition: number; offset: string }[]>();
       for (const { topic, partition, offset } of offsets) {
@@ -121,11 +126,36 @@ export class KafkaProducer implements Producer {
       });
       await transaction.commit();
     } catch (error) {
-      await transaction.abort().catch(() => undefined);
-      throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `kafka transaction aborted: ${(error as Error).message}`, {
-        retryable: true,
-        cause: error,
-      });
+      // A fatal error (fenced, an invalid state) leaves the producer unusable, and so does an abort that fails: every
+      // later transaction would fail the same way. The client is replaced by a new one with the same transactional id
+      // (its initialisation ends whatever the old one left open), so the caller's retry can succeed.
+      let replace = txnErrorKind(error) === 'fatal' || transaction === undefined;
+      if (!replace) {
+        await transaction!.abort().catch(() => {
+          replace = true;
+        });
+      }
+      if (replace) await this.#replaceClient();
+      const state = replace
+        ? ' (the producer could not go on: replaced by a new one with the same transactional id)'
+        : '';
+      throw new EffectivelyError(
+        ErrorCodes.EFF_TRANSPORT,
+        `kafka transaction aborted${state}: ${(error as Error).message}`,
+        { retryable: true, cause: error, details: { replaced: replace } },
+      );
+    }
+  }
+
+  /** Drops a client that cannot go on and makes a new one (connected on the next call). */
+  async #replaceClient(): Promise<void> {
+    const old = this.#client;
+    const connecting = this.#connecting;
+    this.#client = this.#make();
+    this.#connecting = undefined;
+    if (connecting) {
+      await connecting.catch(() => undefined);
+      await old.disconnect().catch(() => undefined);
     }
   }
 

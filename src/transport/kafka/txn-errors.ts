@@ -1,4 +1,4 @@
-import { CODES } from '../transport/kafka/client.ts';
+import { CODES } from './client.ts';
 
 /**
  * What a failed transactional call asks of us. The client's KafkaJS-style errors drop librdkafka's `isFatal` /
