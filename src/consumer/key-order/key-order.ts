@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
 import { decodeHeaders, encodeHeaders } from '../../db/storable.ts';
@@ -23,7 +24,19 @@ interface ParkedRow extends Record<string, unknown> {
   offset: string | null;
   headers: Record<string, string> | null;
   payload: Buffer | null;
+  key_bytes: Buffer | null;
   ts: number | null;
+}
+
+/** Keys up to this many bytes are held under their base64 form; longer ones under a digest (an index entry is ~2.7 KB at most). */
+const longKeyBytes = 512;
+
+/**
+ * The form a key is held and parked under: base64 of its bytes, or for a long key `sha256:` and the hex digest of its
+ * bytes (never a base64 form: `:` is not in the base64 alphabet). A hostile key of any length becomes a hold.
+ */
+export function holdKey(key: Buffer): string {
+  return key.length <= longKeyBytes ? keyId(key) : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
 
 /** A parked record handed back by `nextParked`, with the id to `unpark` once it was dealt with. */
@@ -55,14 +68,14 @@ export class KeyOrder {
    * itself (a redrive) passes and is applied, which releases the hold.
    */
   async park(tx: Queryable, topic: string, items: { event: Event; record: IncomingRecord }[]): Promise<Set<number>> {
-    const keys = [...new Set(items.flatMap(({ record }) => (record.key ? [keyId(record.key)] : [])))];
+    const keys = [...new Set(items.flatMap(({ record }) => (record.key ? [holdKey(record.key)] : [])))];
     const parked = new Set<number>();
     if (keys.length === 0) return parked;
     const { rows } = await tx.query<{ key: string; holder: string }>(this.#sql.holds, [this.group, topic, keys]);
     if (rows.length === 0) return parked;
     const holders = new Map(rows.map((row) => [row.key, row.holder]));
     for (const [index, { event, record }] of items.entries()) {
-      const key = record.key ? keyId(record.key) : undefined;
+      const key = record.key ? holdKey(record.key) : undefined;
       const holder = key === undefined ? undefined : holders.get(key);
       if (holder === undefined || holder === dedupKeyOf(event)) continue;
       await tx.query(this.#sql.park, [
@@ -74,6 +87,7 @@ export class KeyOrder {
         dedupKeyOf(event),
         encodeHeaders(record.headers),
         record.value,
+        record.key,
       ]);
       parked.add(index);
     }
@@ -82,7 +96,7 @@ export class KeyOrder {
 
   /** In the transaction that gave up on (forwarded or dead-lettered) a record of the main topic: holds its key. */
   async hold(tx: Queryable, record: IncomingRecord, eventId: string): Promise<void> {
-    if (record.key) await tx.query(this.#sql.hold, [this.group, record.topic, keyId(record.key), eventId]);
+    if (record.key) await tx.query(this.#sql.hold, [this.group, record.topic, holdKey(record.key), eventId]);
   }
 
   /** In the transaction that applied `eventIds`: the holds they were holders of are released. */
@@ -115,7 +129,8 @@ export class KeyOrder {
         topic,
         partition: row.partition!,
         offset: row.offset!,
-        key: Buffer.from(key, 'base64'),
+        // Rows parked before key_bytes existed hold a base64 key.
+        key: row.key_bytes ?? Buffer.from(key, 'base64'),
         value: row.payload,
         headers,
         timestamp: row.ts ?? Date.now(),

@@ -1,5 +1,5 @@
 -- The oldest parked record of a released hold, with the hold locked (a concurrent park of the key waits for us).
-SELECT p.id::text AS id, p.partition, p."offset"::text AS "offset", p.headers, p.payload,
+SELECT p.id::text AS id, p.partition, p."offset"::text AS "offset", p.headers, p.payload, p.key_bytes,
        (extract(epoch FROM p.parked_at) * 1000)::float8 AS ts
   FROM :schema.key_holds h
   LEFT JOIN LATERAL (
