@@ -103,13 +103,17 @@ export class KafkaConsumer implements Consumer {
     const partitions = assignment.map(({ topic, partition }) => ({ topic, partition }));
     if (error.code === CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
       await this.#settled(partitions);
-      await this.#options.onRevoke?.(partitions);
-      await this.#flushCommits();
-      // Nothing of these partitions is sent from now on: a position noted late would reach the broker in the next
-      // generation and could move the new owner's offset back.
-      for (const tp of partitions) this.#assigned.delete(partitionId(tp));
-      this.#committer.discard(partitions);
-      fns.unassign(assignment);
+      try {
+        await this.#options.onRevoke?.(partitions);
+      } finally {
+        // Whatever the application's callback did (it may throw): the last positions go, and nothing of these
+        // partitions is sent from now on (a position noted late would reach the broker in the next generation and
+        // could move the new owner's offset back).
+        await this.#flushCommits();
+        for (const tp of partitions) this.#assigned.delete(partitionId(tp));
+        this.#committer.discard(partitions);
+        fns.unassign(assignment);
+      }
     } else if (error.code === CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
       for (const tp of partitions) this.#assigned.add(partitionId(tp));
       fns.assign(assignment);

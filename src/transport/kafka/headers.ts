@@ -2,12 +2,15 @@ import type { Headers, IncomingRecord } from '../port.ts';
 
 type ClientHeaderValue = Buffer | string | (Buffer | string)[] | undefined;
 
-/** The client hands headers over as Buffer, string or arrays of them; the port always sees one Buffer per name. */
+/**
+ * The client hands headers over as Buffer, string or arrays of them (a name repeated in the record); the port always
+ * sees one Buffer per name: the last value of a repeated name, as Kafka's Java client reads it (`lastHeader`).
+ */
 export function normalizeHeaders(headers: Record<string, ClientHeaderValue> | undefined): Headers {
   const result: Headers = {};
   if (!headers) return result;
   for (const [name, raw] of Object.entries(headers)) {
-    const value = Array.isArray(raw) ? raw[0] : raw;
+    const value = Array.isArray(raw) ? raw.at(-1) : raw;
     if (value === undefined) continue;
     result[name] = typeof value === 'string' ? Buffer.from(value) : value;
   }
