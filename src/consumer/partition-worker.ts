@@ -126,6 +126,22 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
     return true;
   }
 
+  /**
+   * Lanes commit the offset inside their own transactions when the log is in this database, each with the position it
+   * saw; two lanes finishing together can commit in the other order and leave the lower one (the records above it
+   * then come again after a clean close, lag never reaches 0, and a dead letter discarded meanwhile would be applied).
+   * Once the lanes are done, nothing else writes this partition's offset: the batch's final position is written once.
+   */
+  async function commitFinalPosition(progress: Progress, control: BatchControl): Promise<void> {
+    if (!ctx.offsetsInTransaction()) return;
+    if (control.signal.aborted) return;
+    // A failure (lost lease, the database gone) leaves what the lanes committed: never past an unfinished record, so
+    // at worst records come again and their dedup rows absorb them.
+    await db
+      .transaction((tx) => ctx.transportConsumer().commitWithin!(tx, [progress.position()]))
+      .catch(() => undefined);
+  }
+
   /** A batch of the dead-letter topic: this group's records go into `dead_letters` at their original coordinates. */
   async function keepFromDeadLetterTopic(batch: Batch, control: BatchControl): Promise<void> {
     for (const record of batch.records) {
@@ -161,7 +177,9 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
     if (others && !(await settler.moveOver(others, control.signal, progress))) return;
     if (others) progress.finished([others]);
     const lanes = lanesOf(items, concurrency.mode);
-    if (!(await runLanes(lanes, concurrency.max, (lane) => applyAll(lane, control, progress)))) return;
+    const ran = await runLanes(lanes, concurrency.max, (lane) => applyAll(lane, control, progress));
+    if (lanes.length > 1) await commitFinalPosition(progress, control);
+    if (!ran) return;
     if (poison) await failures.failed(poison.record, poison.error, control, progress);
     else if (waitUntil) {
       // A retry topic's head is not due: pause its partition until it is; never sleep holding it.

@@ -41,6 +41,11 @@ export class Progress {
     return this.#position(index);
   }
 
+  /** The position to commit now: the lowest tracked record not finished (or past the last one). */
+  position(): TopicPartitionOffset {
+    return this.#position(this.#low);
+  }
+
   /** `records` are finished (their database transaction committed): moves the position as far as it can go. */
   finished(records: readonly IncomingRecord[]): void {
     for (const record of records) {
