@@ -96,6 +96,7 @@ export class Failures {
     if (this.ctx.retryTopics) {
       if (!(await this.ctx.settler.forward(record, error, attemptsOf(record) + 1, control.signal, record, progress)))
         return false;
+      this.ctx.retries.givenUp(record);
       progress.finished([record]);
       return true;
     }
@@ -108,6 +109,7 @@ export class Failures {
       const input = { record, error, attempts, firstFailedAt };
       if (!(await this.ctx.settler.giveUp(record, input, control.signal, progress))) return false;
       this.ctx.retries.settled([record]);
+      this.ctx.retries.givenUp(record);
       progress.finished([record]);
       return true;
     }

@@ -162,17 +162,27 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
       return;
     }
     if (retryTopics?.stageOf(batch.topic).stage === 'dlt') return keepFromDeadLetterTopic(batch, control);
-    const { items, poison, waitUntil, others } = await prepareBatch(batch, { retryTopics, group, decode });
+    // Records given up on above an unfinished one (keys in parallel) come again with this re-fetch: passed over as
+    // finished, never tried (and dead-lettered, or applied after their dead letter) a second time.
+    const givenUp = retries.givenUpIn(batch.records);
+    const fresh =
+      givenUp.size === 0 ? batch : { ...batch, records: batch.records.filter((r) => !givenUp.has(r.offset)) };
+    const { items, poison, waitUntil, others } = await prepareBatch(fresh, { retryTopics, group, decode });
+    // Only those below where this batch stops taking records (a poison record, one not due): the rest come again.
+    const cutoff = BigInt((poison ?? waitUntil)?.record.offset ?? batch.records.at(-1)?.offset ?? '0') + 1n;
+    const passed = batch.records.filter((r) => givenUp.has(r.offset) && BigInt(r.offset) < cutoff);
     const tracked = [
       ...(others ? [others] : []),
       ...items.map((item) => item.record),
       ...(poison ? [poison.record] : []),
-    ];
+      ...passed,
+    ].sort((a, b) => (BigInt(a.offset) < BigInt(b.offset) ? -1 : 1));
     // Resolved and committed up to the lowest record not finished yet, whatever order the lanes finish in.
     const progress = new Progress(batch, tracked, (through, position) => {
       control.resolve(through);
       if (!ctx.offsetsInTransaction()) settler.commitInBackground(position);
     });
+    if (passed.length > 0) progress.finished(passed);
     // Another group's records before the first of ours are moved over; those between ours go with our next commit.
     if (others && !(await settler.moveOver(others, control.signal, progress))) return;
     if (others) progress.finished([others]);

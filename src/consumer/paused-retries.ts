@@ -15,6 +15,11 @@ interface Failing {
 export class PausedRetries {
   /** Per partition, the failing records by offset (several at once when keys run in parallel). */
   readonly #failing = new Map<string, Map<string, Failing>>();
+  /**
+   * Per partition, records given up on (dead-lettered, forwarded) while a record below them was not finished (keys in
+   * parallel): the re-fetch from that record brings them again, and with no dedup row they would be tried afresh.
+   */
+  readonly #settledAhead = new Map<string, Set<string>>();
   readonly #timers = new Set<NodeJS.Timeout>();
 
   static #key(tp: TopicPartition): string {
@@ -43,6 +48,27 @@ export class PausedRetries {
     }
   }
 
+  /** `record` was given up on (dead-lettered or forwarded): a re-fetch must not try it again. */
+  givenUp(record: IncomingRecord): void {
+    const key = PausedRetries.#key(record);
+    const offsets = this.#settledAhead.get(key) ?? new Set<string>();
+    this.#settledAhead.set(key, offsets.add(record.offset));
+  }
+
+  /**
+   * Of a batch fetched from `from` on: the records already given up on (to pass over as finished). Those below `from`
+   * are forgotten: the partition's position is past them.
+   */
+  givenUpIn(records: readonly IncomingRecord[]): Set<string> {
+    const first = records[0];
+    const offsets = first && this.#settledAhead.get(PausedRetries.#key(first));
+    if (!first || !offsets) return new Set();
+    const from = BigInt(first.offset);
+    for (const offset of offsets) if (BigInt(offset) < from) offsets.delete(offset);
+    if (offsets.size === 0) this.#settledAhead.delete(PausedRetries.#key(first));
+    return new Set(records.filter((record) => offsets.has(record.offset)).map((record) => record.offset));
+  }
+
   /** Calls `resume` after `delayMs`, unless closed first. */
   resumeLater(delayMs: number, resume: () => void): void {
     const timer = setTimeout(() => {
@@ -56,5 +82,6 @@ export class PausedRetries {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     this.#failing.clear();
+    this.#settledAhead.clear();
   }
 }
