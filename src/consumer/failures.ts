@@ -42,6 +42,11 @@ export class Failures {
   }
 
   stopPartition(record: IncomingRecord, error: unknown, control: BatchControl): void {
+    // Keys in parallel: another lane of the batch may stop it too, or have a backoff pending; one stop, and no timer
+    // resumes the partition past the record.
+    control.pause();
+    if (this.ctx.retries.isStopped(record)) return;
+    this.ctx.retries.stop(record);
     this.ctx.logger.error('record cannot be applied; partition stopped, offset left uncommitted', {
       topic: record.topic,
       partition: record.partition,
@@ -49,7 +54,6 @@ export class Failures {
       group: this.ctx.group,
       ...errorFields(error),
     });
-    control.pause();
     this.ctx.onStopped?.(record, error);
   }
 
@@ -57,7 +61,7 @@ export class Failures {
   pauseFor(record: IncomingRecord, delayMs: number, control: BatchControl): void {
     const partition = { topic: record.topic, partition: record.partition };
     control.pause();
-    this.ctx.retries.resumeLater(delayMs, () => {
+    this.ctx.retries.resumeLater(partition, delayMs, () => {
       try {
         this.ctx.transportConsumer()?.resume([partition]);
       } catch (error) {

@@ -20,7 +20,10 @@ export class PausedRetries {
    * parallel): the re-fetch from that record brings them again, and with no dedup row they would be tried afresh.
    */
   readonly #settledAhead = new Map<string, Set<string>>();
-  readonly #timers = new Set<NodeJS.Timeout>();
+  /** Per partition, its one pending resume (the latest due time of its lanes' backoffs). */
+  readonly #timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
+  /** Partitions a record stopped (`deadLetters: false`): no timer resumes them. */
+  readonly #stopped = new Set<string>();
 
   static #key(tp: TopicPartition): string {
     return partitionId(tp);
@@ -69,18 +72,43 @@ export class PausedRetries {
     return new Set(records.filter((record) => offsets.has(record.offset)).map((record) => record.offset));
   }
 
-  /** Calls `resume` after `delayMs`, unless closed first. */
-  resumeLater(delayMs: number, resume: () => void): void {
+  /**
+   * Resumes `partition` after `delayMs`, unless closed first. One timer per partition: several lanes backing off at
+   * once resume it at the latest of their due times (an earlier one would cut the others' backoffs short), and a
+   * stopped partition is never resumed by a timer.
+   */
+  resumeLater(partition: TopicPartition, delayMs: number, resume: () => void): void {
+    const key = PausedRetries.#key(partition);
+    if (this.#stopped.has(key)) return;
+    const due = Date.now() + delayMs;
+    const pending = this.#timers.get(key);
+    if (pending && pending.due >= due) return;
+    if (pending) clearTimeout(pending.timer);
     const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      resume();
+      this.#timers.delete(key);
+      if (!this.#stopped.has(key)) resume();
     }, delayMs);
-    this.#timers.add(timer);
+    this.#timers.set(key, { timer, due });
+  }
+
+  /** A record stopped `partition`: its pending resume is dropped and no later backoff resumes it. */
+  stop(partition: TopicPartition): void {
+    const key = PausedRetries.#key(partition);
+    this.#stopped.add(key);
+    const pending = this.#timers.get(key);
+    if (pending) clearTimeout(pending.timer);
+    this.#timers.delete(key);
+  }
+
+  /** Whether a record stopped `partition`. */
+  isStopped(partition: TopicPartition): boolean {
+    return this.#stopped.has(PausedRetries.#key(partition));
   }
 
   close(): void {
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const { timer } of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
+    this.#stopped.clear();
     this.#failing.clear();
     this.#settledAhead.clear();
   }
