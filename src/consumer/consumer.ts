@@ -150,6 +150,15 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
             { group },
           );
         }
+        // Each lane and each partition in flight holds a connection for its transaction; a handler that takes one more
+        // from the same pool (outside its transaction) waits for ever once they are all held.
+        const inFlight = (concurrency.mode === 'key' ? concurrency.max : 1) * concurrency.partitions;
+        if (db.connections !== undefined && db.connections > 1 && inFlight >= db.connections) {
+          logger.warn(
+            'the database pool is not larger than the transactions the consumer may run at once: keep it larger (a handler that takes another connection would wait for ever), or lower `concurrency.max`/`concurrency.partitions`',
+            { group, pool: db.connections, transactionsAtOnce: inFlight },
+          );
+        }
         const topics = retryTopics ? await createRetryTopics(options, retryTopics) : options.topics;
         transportConsumer = options.transport.consumer({
           group,

@@ -25,6 +25,7 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
   return {
+    connections: pool.options.max,
     // a library table missing (never migrated) becomes EFF_NOT_MIGRATED, naming the command to run
     query: (text, params) => pool.query(text, params).catch(rethrowNotMigrated) as never,
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {

@@ -12,5 +12,7 @@ export interface Db extends Queryable {
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Calls `onNotify` on each NOTIFY of `channel` until the returned function is called. Optional: polling still works. */
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /** How many transactions can run at once (the pool's size; 1 for a single session), when known. */
+  readonly connections?: number;
   close(): Promise<void>;
 }
