@@ -91,3 +91,48 @@ test('discard: positions of partitions given up are never sent; the others still
   await committer.flush();
   assert.equal(sent.length, 2, 'discard() forgets everything noted');
 });
+
+test('refused: a refused position goes out again with the next request, at the interval', async () => {
+  const { sent, answers, send } = sink();
+  const committer = new OffsetCommitter(send, 40);
+  void committer.commit([at(0, 10), at(1, 5)]);
+  await tick();
+  answers[0]!.resolve(); // queued; the broker refuses it later (offset commit callback)
+  assert.equal(committer.refused([at(0, 10), at(1, 5)]), 2);
+  assert.equal(committer.pending, 2);
+  await tick();
+  assert.equal(sent.length, 1, 'not before the interval');
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.deepEqual(sent[1], [at(0, 10), at(1, 5)]);
+  answers[1]!.resolve();
+  await committer.flush();
+  assert.equal(committer.pending, 0);
+});
+
+test('refused: never over a newer position (noted or sent), nor for a discarded partition', async () => {
+  const { sent, answers, send } = sink();
+  const committer = new OffsetCommitter(send, 0);
+  void committer.commit([at(0, 10), at(1, 5), at(2, 3)]);
+  await tick();
+  answers[0]!.resolve();
+  await tick();
+  void committer.commit([at(1, 8)]); // partition 1: a newer position sent since
+  await tick();
+  answers[1]!.resolve();
+  await tick();
+  assert.deepEqual(sent[1], [at(1, 8)]);
+  void committer.commit([at(0, 12)]); // partition 0: a newer position noted since (in flight behind nothing yet)
+  committer.discard([{ topic: 't', partition: 2 }]); // partition 2: given up
+  assert.equal(committer.refused([at(0, 10), at(1, 5), at(2, 3)]), 0);
+  await tick();
+  assert.deepEqual(sent[2], [at(0, 12)], 'only the newer position of partition 0');
+  answers[2]!.resolve();
+  await committer.flush();
+  assert.equal(sent.length, 3);
+  assert.equal(committer.refused([at(1, 8)]), 1, 'the last one sent of a held partition is noted again');
+  assert.equal(committer.refused([at(1, 8)]), 0, 'once');
+  committer.discard();
+  assert.equal(committer.refused([at(0, 12)]), 0, 'discard() forgets what was sent too');
+  await committer.flush();
+  assert.equal(sent.length, 3);
+});

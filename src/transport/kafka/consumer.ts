@@ -14,6 +14,29 @@ import { OffsetCommitter } from './offset-committer.ts';
 
 type ClientConsumer = ReturnType<Kafka['consumer']>;
 type RebalanceFns = { assign: (a: unknown[]) => void; unassign: (a: unknown[]) => void };
+type CommitResult = (
+  error: { code?: number } | undefined,
+  offsets: { topic: string; partition: number; offset: number }[],
+) => void;
+type InternalClient = { on(event: 'offset.commit', listener: CommitResult): void };
+
+/**
+ * Commit refusals worth sending the position again for: the group moved on (rebalance, new generation or member epoch)
+ * or the coordinator did not answer. Others (authorization, bad request) would be refused again: dropped as before.
+ */
+const RETRIED = [
+  'ERR_ILLEGAL_GENERATION',
+  'ERR_UNKNOWN_MEMBER_ID',
+  'ERR_REBALANCE_IN_PROGRESS',
+  'ERR_STALE_MEMBER_EPOCH',
+  'ERR_NOT_COORDINATOR',
+  'ERR_COORDINATOR_NOT_AVAILABLE',
+  'ERR_COORDINATOR_LOAD_IN_PROGRESS',
+  'ERR_REQUEST_TIMED_OUT',
+  'ERR__TRANSPORT',
+  'ERR__TIMED_OUT',
+  'ERR__WAIT_COORD',
+] as const;
 
 /** Transport-wide consumer settings (from `kafkaTransport`'s options). */
 export interface KafkaConsumerTuning {
@@ -44,6 +67,7 @@ export class KafkaConsumer implements Consumer {
   readonly #assigned = new Set<string>();
   #connecting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
+  #listening = false;
 
   constructor(
     kafka: Kafka,
@@ -129,6 +153,28 @@ export class KafkaConsumer implements Consumer {
     await this.#committer.flush().catch(() => undefined);
   }
 
+  /**
+   * The broker's answer to each commit (librdkafka's offset commit callback, which the client turns on): `commitOffsets`
+   * resolved when the commit was only queued. A refused position of a partition this member still holds is noted
+   * again and goes out with the next commit (docs/kafka.md "Offset commits"). Once closing, refusals are left: the
+   * member leaves the group, the next owner redelivers (dedup absorbs).
+   */
+  #listenToCommits(): void {
+    if (this.#listening) return;
+    this.#listening = true;
+    // The client's node-rdkafka consumer (not in its typings); it exists once connected.
+    const internal = (this.#client as unknown as { _getInternalClient(): InternalClient })._getInternalClient();
+    const retried = new Set<number>(RETRIED.map((name) => CODES.ERRORS[name]));
+    internal.on('offset.commit', (error, offsets) => {
+      if (error?.code === undefined || !retried.has(error.code) || this.#closing) return;
+      this.#committer.refused(
+        (offsets ?? [])
+          .filter((tp) => this.#assigned.has(partitionId(tp)))
+          .map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) })),
+      );
+    });
+  }
+
   /** Every batch in flight of `partitions` (default: all) has finished, whatever its outcome. */
   async #settled(partitions?: TopicPartition[]): Promise<void> {
     const keys = partitions?.map(partitionId) ?? [...this.#inFlight.keys()];
@@ -139,6 +185,7 @@ export class KafkaConsumer implements Consumer {
     if (this.#closing) throw new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closed');
     this.#connecting ??= this.#client.connect();
     await this.#connecting;
+    this.#listenToCommits();
     await this.#client.subscribe({ topics: this.#options.topics });
     await this.#client.run({
       eachBatchAutoResolve: false,

@@ -29,13 +29,19 @@ function deferred(): Deferred {
  * What "sent" means (measured, see docs/kafka.md): the Confluent client's `commitOffsets` resolves once librdkafka
  * has QUEUED the commit (commitAsync), not on the broker's answer — a refused commit (fenced member, stale generation)
  * resolves too. The ordering on revoke and close comes from librdkafka itself: it finishes outstanding commits before
- * an assignment change completes and before its consumer closes. A lost or refused commit only means a redelivery,
- * which dedup absorbs.
+ * an assignment change completes and before its consumer closes. The broker's real answer comes later (the client's
+ * offset commit callback): `refused` notes a refused position again, so it goes out with the next request (with
+ * `cooperative-sticky`, commits sent while a rebalance is under way are refused; on a partition that then stays idle
+ * nothing else would carry its position). A position never goes out again once a newer one of its partition was noted
+ * or sent, or once its partition was discarded (given up). Any other lost commit only means a redelivery, which dedup
+ * absorbs.
  */
 export class OffsetCommitter {
   readonly #send: Send;
   readonly #intervalMs: number;
   readonly #noted = new Map<string, TopicPartitionOffset>();
+  /** The last position sent per partition (until discarded): only that one is noted again when refused. */
+  readonly #sent = new Map<string, string>();
   #next = deferred();
   #sending: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -55,6 +61,23 @@ export class OffsetCommitter {
     return answer;
   }
 
+  /**
+   * The broker refused these positions (sent earlier, `commit` resolved): each is noted again and goes out with the
+   * next request, unless its partition has a newer position noted or sent since, or was discarded. The caller passes
+   * only partitions it still holds. Returns how many were noted again.
+   */
+  refused(offsets: readonly { topic: string; partition: number; offset: string }[]): number {
+    let again = 0;
+    for (const { topic, partition, offset } of offsets) {
+      const key = partitionId({ topic, partition });
+      if (this.#noted.has(key) || this.#sent.get(key) !== offset) continue;
+      this.#noted.set(key, { topic, partition, offset });
+      again++;
+    }
+    if (again > 0) this.#schedule();
+    return again;
+  }
+
   /** Positions noted and not yet sent (for tests and metrics). */
   get pending(): number {
     return this.#noted.size;
@@ -66,8 +89,14 @@ export class OffsetCommitter {
    * absorbs.
    */
   discard(partitions?: readonly { topic: string; partition: number }[]): void {
-    if (partitions === undefined) this.#noted.clear();
-    else for (const tp of partitions) this.#noted.delete(partitionId(tp));
+    if (partitions === undefined) {
+      this.#noted.clear();
+      this.#sent.clear();
+    } else
+      for (const tp of partitions) {
+        this.#noted.delete(partitionId(tp));
+        this.#sent.delete(partitionId(tp));
+      }
   }
 
   /** Sends everything noted now (after the request in flight) and waits until the client took it (queued). */
@@ -98,6 +127,7 @@ export class OffsetCommitter {
   async #sendNoted(): Promise<void> {
     const offsets = [...this.#noted.values()];
     this.#noted.clear();
+    for (const tp of offsets) this.#sent.set(partitionId(tp), tp.offset);
     const answer = this.#next;
     this.#next = deferred();
     this.#lastSentAt = performance.now();
