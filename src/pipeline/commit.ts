@@ -1,6 +1,6 @@
+import { isRetriableCommit } from '../transport/kafka/txn-errors.ts';
 import type { ClientConsumer, ClientProducer } from './clients.ts';
 import type { TopicMessages } from './messages.ts';
-import { isRetriableCommit } from '../transport/kafka/txn-errors.ts';
 import type { PipelineFailure, PipelineFaultInjector } from './types.ts';
 
 export interface BatchWrite {

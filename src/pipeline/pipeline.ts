@@ -2,6 +2,7 @@ import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import { errorFields } from '../observability/logger.ts';
 import { sleep } from '../observability/sleep.ts';
 import { recordsOf } from '../transport/kafka/headers.ts';
+import { errorCode, errorCodeName, txnErrorKind } from '../transport/kafka/txn-errors.ts';
 import { partitionId } from '../transport/position.ts';
 import { type ClientProducer, pipelineConsumer, pipelineKafka, pipelineProducer } from './clients.ts';
 import { type BatchWrite, commitAtLeastOnce, commitExactlyOnce, StepError } from './commit.ts';
@@ -9,7 +10,6 @@ import { byTopic } from './messages.ts';
 import { resolveOptions } from './options.ts';
 import { rewind } from './rewind.ts';
 import { transformBatch } from './transform.ts';
-import { errorCode, errorCodeName, txnErrorKind } from '../transport/kafka/txn-errors.ts';
 import type { Pipeline, PipelineFailure, PipelineOptions, PipelineRecord, PipelineStats } from './types.ts';
 
 /**
