@@ -175,8 +175,12 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
       ...(others ? [others] : []),
       ...items.map((item) => item.record),
       ...(poison ? [poison.record] : []),
-      ...passed,
-    ].sort((a, b) => (BigInt(a.offset) < BigInt(b.offset) ? -1 : 1));
+    ];
+    // In offset order already; records passed over are merged in (rarely: only after a give-up above a retrying key).
+    if (passed.length > 0) {
+      tracked.push(...passed);
+      tracked.sort((a, b) => (BigInt(a.offset) < BigInt(b.offset) ? -1 : 1));
+    }
     // Resolved and committed up to the lowest record not finished yet, whatever order the lanes finish in.
     const progress = new Progress(batch, tracked, (through, position) => {
       control.resolve(through);
