@@ -2,7 +2,7 @@ import { librarySchema } from '../db/identifiers.ts';
 import { loadSql } from '../db/sql.ts';
 import { storableText } from '../db/storable.ts';
 import { deadLetterStore } from '../deadletter/store.ts';
-import { decodeEvent } from '../envelope/cloudevents.ts';
+import { decodeEvent, eventKeyOfRecord } from '../envelope/cloudevents.ts';
 import { topicNameProblem } from '../envelope/topic-name.ts';
 import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
@@ -47,7 +47,8 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
   const maxAttempts = options.maxAttempts ?? 3;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw invalidOptions('maxAttempts', 'a positive integer');
   const keepDeadLetters = options.deadLetters ?? true;
-  const retries = new PausedRetries();
+  const retries = new PausedRetries(eventKeyOfRecord);
+  const store = deadLetterStore({ schema });
   const logger = options.logger ?? stderrLogger;
   const { db, group, handler, batchHandler } = options;
   const groupSettings = loadSql(import.meta.url, 'group-settings.sql', schema);
@@ -72,7 +73,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     db,
     group,
     logger,
-    store: deadLetterStore({ schema }),
+    store,
     keyOrder,
     retryTopics,
     backoff: { baseMs: retryBase, capMs: retryCap },
@@ -125,6 +126,15 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     settler,
     failures,
     retries,
+    givenUpFrom: (tp, from) =>
+      store.givenUpFrom(db, { consumer: group, topic: tp.topic, partition: tp.partition, from }).catch((error) => {
+        logger.warn('could not look up the dead letters of a partition; looked up again at its next batch', {
+          topic: tp.topic,
+          partition: tp.partition,
+          ...errorFields(error),
+        });
+        return undefined;
+      }),
     concurrency,
     offsetsInTransaction: () => offsetsInTransaction,
     transportConsumer: () => transportConsumer!,
@@ -176,6 +186,8 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
             });
             options.onAssign?.(partitions);
           },
+          // Attempts, records given up on and the dead-letter lookup are per assignment.
+          onRevoke: async (partitions) => retries.forget(partitions),
         });
         offsetsInTransaction =
           (options.offsetsInTransaction ?? true) &&

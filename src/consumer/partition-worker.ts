@@ -27,6 +27,11 @@ export interface PartitionWorkerContext {
   settler: Settler;
   failures: Failures;
   retries: PausedRetries;
+  /**
+   * The records this group gave up on in `partition` from offset `from` on (offset → dedup key), or undefined when the
+   * database could not answer (looked up again at the next batch).
+   */
+  givenUpFrom: (partition: TopicPartition, from: string) => Promise<ReadonlyMap<string, string> | undefined>;
   concurrency: ResolvedConcurrency;
   offsetsInTransaction: () => boolean;
   transportConsumer: () => Consumer;
@@ -162,6 +167,12 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
       return;
     }
     if (retryTopics?.stageOf(batch.topic).stage === 'dlt') return keepFromDeadLetterTopic(batch, control);
+    if (retries.needsLookup(batch) && batch.records.length > 0) {
+      // The first batch since the partition was assigned: records given up on whose offset commit was lost (a crash or
+      // a rebalance before it reached the broker) come again; they are passed over below, not tried afresh.
+      const found = await ctx.givenUpFrom(batch, batch.records[0]!.offset);
+      if (found) retries.lookedUp(batch, found);
+    }
     // Records given up on above an unfinished one (keys in parallel) come again with this re-fetch: passed over as
     // finished, never tried (and dead-lettered, or applied after their dead letter) a second time.
     const givenUp = retries.givenUpIn(batch.records);

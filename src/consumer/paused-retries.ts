@@ -16,10 +16,21 @@ export class PausedRetries {
   /** Per partition, the failing records by offset (several at once when keys run in parallel). */
   readonly #failing = new Map<string, Map<string, Failing>>();
   /**
-   * Per partition, records given up on (dead-lettered, forwarded) while a record below them was not finished (keys in
-   * parallel): the re-fetch from that record brings them again, and with no dedup row they would be tried afresh.
+   * Per partition, records given up on (dead-lettered, forwarded) that may come again: by this member while a record
+   * below them was not finished (keys in parallel: the re-fetch from that record brings them again), or found in the
+   * dead letters at the partition's first batch since its assignment (their offset commit was lost in a crash or a
+   * rebalance). With no dedup row they would be tried afresh. By offset: the dedup key the record must carry to be
+   * passed over (a dead letter found in the database), or undefined (given up on here, in this assignment).
    */
-  readonly #settledAhead = new Map<string, Set<string>>();
+  readonly #settledAhead = new Map<string, Map<string, string | undefined>>();
+  /** Partitions whose dead letters were looked up since they were assigned. */
+  readonly #lookedUp = new Set<string>();
+  readonly #keyOf: (record: IncomingRecord) => string | null;
+
+  /** `keyOf`: a record's dedup key, compared with a dead letter's found at the same coordinates. */
+  constructor(keyOf: (record: IncomingRecord) => string | null) {
+    this.#keyOf = keyOf;
+  }
   /** Per partition, its one pending resume (the latest due time of its lanes' backoffs). */
   readonly #timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
   /** Partitions a record stopped (`deadLetters: false`): no timer resumes them. */
@@ -54,8 +65,40 @@ export class PausedRetries {
   /** `record` was given up on (dead-lettered or forwarded): a re-fetch must not try it again. */
   givenUp(record: IncomingRecord): void {
     const key = PausedRetries.#key(record);
-    const offsets = this.#settledAhead.get(key) ?? new Set<string>();
-    this.#settledAhead.set(key, offsets.add(record.offset));
+    const offsets = this.#settledAhead.get(key) ?? new Map<string, string | undefined>();
+    this.#settledAhead.set(key, offsets.set(record.offset, undefined));
+  }
+
+  /** Whether `partition`'s dead letters still have to be looked up (its first batch since it was assigned). */
+  needsLookup(partition: TopicPartition): boolean {
+    return !this.#lookedUp.has(PausedRetries.#key(partition));
+  }
+
+  /** The dead letters found for `partition` (offset → dedup key): passed over when a record with that key comes. */
+  lookedUp(partition: TopicPartition, found: ReadonlyMap<string, string>): void {
+    const key = PausedRetries.#key(partition);
+    this.#lookedUp.add(key);
+    if (found.size === 0) return;
+    const offsets = this.#settledAhead.get(key) ?? new Map<string, string | undefined>();
+    for (const [offset, dedupKey] of found) if (!offsets.has(offset)) offsets.set(offset, dedupKey);
+    this.#settledAhead.set(key, offsets);
+  }
+
+  /**
+   * `partitions` were revoked: their attempts, records given up on and lookup are forgotten (a later assignment looks
+   * the dead letters up again: another member may have given up on records meanwhile), and no timer resumes them.
+   */
+  forget(partitions: readonly TopicPartition[]): void {
+    for (const partition of partitions) {
+      const key = PausedRetries.#key(partition);
+      this.#failing.delete(key);
+      this.#settledAhead.delete(key);
+      this.#lookedUp.delete(key);
+      this.#stopped.delete(key);
+      const pending = this.#timers.get(key);
+      if (pending) clearTimeout(pending.timer);
+      this.#timers.delete(key);
+    }
   }
 
   /**
@@ -67,9 +110,17 @@ export class PausedRetries {
     const offsets = first && this.#settledAhead.get(PausedRetries.#key(first));
     if (!first || !offsets) return new Set();
     const from = BigInt(first.offset);
-    for (const offset of offsets) if (BigInt(offset) < from) offsets.delete(offset);
+    for (const offset of offsets.keys()) if (BigInt(offset) < from) offsets.delete(offset);
     if (offsets.size === 0) this.#settledAhead.delete(PausedRetries.#key(first));
-    return new Set(records.filter((record) => offsets.has(record.offset)).map((record) => record.offset));
+    const passed = new Set<string>();
+    for (const record of records) {
+      if (!offsets.has(record.offset)) continue;
+      const expected = offsets.get(record.offset);
+      // Found in the database: only the same event at these coordinates (a topic created again starts its offsets anew).
+      if (expected === undefined || this.#keyOf(record) === expected) passed.add(record.offset);
+      else offsets.delete(record.offset);
+    }
+    return passed;
   }
 
   /**
@@ -111,5 +162,6 @@ export class PausedRetries {
     this.#stopped.clear();
     this.#failing.clear();
     this.#settledAhead.clear();
+    this.#lookedUp.clear();
   }
 }

@@ -96,6 +96,7 @@ const files = {
   beyondRetention: 'beyond-retention.sql',
   listIds: 'list-ids.sql',
   lockDead: 'lock-dead.sql',
+  givenUp: 'given-up.sql',
 };
 /** Ids read per query when a redrive lists what it will take. */
 const idPage = 10_000;
@@ -259,6 +260,24 @@ export function deadLetterStore(options: { schema?: string } = {}) {
     },
 
     list,
+
+    /**
+     * The records `consumer` gave up on in `partition` from offset `from` on (any status), as offset → dedup key; those
+     * without a dedup key are left out.
+     */
+    async givenUpFrom(
+      db: Queryable,
+      position: { consumer: string; topic: string; partition: number; from: string },
+    ): Promise<Map<string, string>> {
+      const { consumer, topic, partition, from } = position;
+      const { rows } = await db.query<{ offset: string; event_id: string }>(sql.givenUp, [
+        consumer,
+        topic,
+        partition,
+        from,
+      ]);
+      return new Map(rows.map((row) => [row.offset, row.event_id]));
+    },
 
     /**
      * Republishes dead letters to their original topic, unchanged (same key, headers and event id), chunk by chunk:

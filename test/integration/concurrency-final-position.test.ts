@@ -8,10 +8,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
 import { pgDb } from '../../src/db/pg.ts';
-import { encodeEvent } from '../../src/envelope/cloudevents.ts';
-import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
+import { sendKeyed } from '../support/embedded-log.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
@@ -26,14 +25,12 @@ test('keys in parallel, embedded log: after a clean close the committed offset i
   const committed: string[] = [];
   for (let run = 0; run < 8; run++) {
     const topic = `final-${run}`;
-    await transport.admin().createTopics([{ topic, partitions: 1 }]);
-    const producer = transport.producer();
-    await producer.send(
-      Array.from({ length: 20 }, (_, n) =>
-        encodeEvent(createEvent({ topic, type: 't', source: '/final', key: `k${n}`, data: { n } })),
-      ),
+    await sendKeyed(
+      transport,
+      topic,
+      Array.from({ length: 20 }, (_, n) => `k${n}`),
+      '/final',
     );
-    await producer.close();
     let applied = 0;
     const consumer = createConsumer({
       db,

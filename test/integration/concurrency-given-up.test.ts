@@ -6,40 +6,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
-import { encodeEvent } from '../../src/envelope/cloudevents.ts';
-import { createEvent } from '../../src/envelope/event.ts';
 import { PermanentError } from '../../src/errors.ts';
-import { silentLogger } from '../../src/observability/logger.ts';
-import { postgresTransport } from '../../src/transport/postgres/transport.ts';
-import { eventually, freshSchema } from '../support/fixtures.ts';
+import { embeddedLog, sendKeyed } from '../support/embedded-log.ts';
+import { eventually } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
 for (const variant of ['always', 'first call only'] as const) {
   test(`keys in parallel: a record dead-lettered while a lower key retries in place is not tried again (Y fails ${variant})`, async (t) => {
     if (!(await needs(t, 'postgres'))) return;
-    const { db, schema } = await freshSchema(t);
-    const transport = postgresTransport({ db, schema, pollIntervalMs: 20, logger: silentLogger });
+    const { db, schema, consumerOf, transport } = await embeddedLog(t);
     const topic = 'orders';
-    await transport.admin().createTopics([{ topic, partitions: 1 }]);
-    const producer = transport.producer();
-    await producer.send(
-      [
-        ['X', 0],
-        ['Y', 1],
-        ['Y', 2],
-      ].map(([key, n]) => encodeEvent(createEvent({ topic, type: 't', source: '/t', key: String(key), data: { n } }))),
-    );
-    await producer.close();
+    await sendKeyed(transport, topic, ['X', 'Y', 'Y']);
     const calls = new Map<number, number>();
     const applied: number[] = [];
     let deadLetters = 0;
     const consumer = createConsumer({
-      db,
-      transport,
-      group: 'g',
-      topics: [topic],
-      schema,
-      logger: silentLogger,
+      ...consumerOf(topic),
       concurrency: { mode: 'key', max: 4 },
       maxAttempts: 3,
       retry: { baseMs: 100, capMs: 200 },

@@ -6,37 +6,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
-import { encodeEvent } from '../../src/envelope/cloudevents.ts';
-import { createEvent } from '../../src/envelope/event.ts';
-import { silentLogger } from '../../src/observability/logger.ts';
-import { postgresTransport } from '../../src/transport/postgres/transport.ts';
-import { eventually, freshSchema } from '../support/fixtures.ts';
+import { embeddedLog, sendKeyed } from '../support/embedded-log.ts';
+import { eventually } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
 test('keys in parallel: a stopped partition stays stopped while another lane backs off; maxAttempts holds', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
-  const { db, schema } = await freshSchema(t);
-  const transport = postgresTransport({ db, schema, pollIntervalMs: 20, logger: silentLogger });
+  const { consumerOf, transport } = await embeddedLog(t);
   const topic = 'orders';
-  await transport.admin().createTopics([{ topic, partitions: 1 }]);
-  const producer = transport.producer();
-  await producer.send(
-    [
-      ['X', 0],
-      ['Y', 1],
-      ['Z', 2],
-    ].map(([key, n]) => encodeEvent(createEvent({ topic, type: 't', source: '/t', key: String(key), data: { n } }))),
-  );
-  await producer.close();
+  await sendKeyed(transport, topic, ['X', 'Y', 'Z']);
   const calls = new Map<number, number>();
   const stops: string[] = [];
   const consumer = createConsumer({
-    db,
-    transport,
-    group: 'g',
-    topics: [topic],
-    schema,
-    logger: silentLogger,
+    ...consumerOf(topic),
     concurrency: { mode: 'key', max: 4 },
     deadLetters: false,
     maxAttempts: 2,

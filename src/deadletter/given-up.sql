@@ -1,0 +1,9 @@
+-- The records a consumer gave up on in one partition from an offset on, whatever became of them since (redriven or
+-- discarded too), with their dedup keys: a partition's first batch after an assignment passes over the ones that come
+-- again (their offset commit was lost in a crash or a rebalance). Served by the (consumer, topic, partition, "offset")
+-- unique index. Records without a dedup key (no valid id) are left out: nothing could tell them apart from another
+-- record at the same coordinates (a topic deleted and created again), and they fail the same way when they come again.
+SELECT "offset"::text AS "offset", event_id::text AS event_id
+FROM :schema.dead_letters
+WHERE consumer = $1 AND topic = $2 AND partition = $3 AND "offset" >= $4 AND event_id IS NOT NULL
+ORDER BY "offset"

@@ -1,0 +1,74 @@
+// A record dead-lettered, whose offset commit was then lost (a crash or a rebalance before it reached the broker),
+// comes again to the partition's next holder. It has no dedup row, so it used to be tried afresh: applied when it
+// would pass now (applied AND kept as a dead letter; an operator's redrive then finds a duplicate), or dead-lettered
+// again (the alert fired twice). The first batch of a partition since its assignment now looks up the group's dead
+// letters from where it starts, and a record found there with the same event is passed over. The same coordinates with
+// another event (a topic deleted and created again) are applied: nothing skipped in silence. Real PostgreSQL, the
+// postgres transport; the lost commit is the group's offset set back, as a crash would leave it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createConsumer } from '../../src/consumer/consumer.ts';
+import { PermanentError } from '../../src/errors.ts';
+import { embeddedLog, sendKeyed } from '../support/embedded-log.ts';
+import { eventually } from '../support/fixtures.ts';
+import { needs } from '../support/services.ts';
+
+for (const variant of ['same event', 'another event at those coordinates'] as const) {
+  test(`a dead letter whose offset commit was lost is not tried again when it comes back (${variant})`, async (t) => {
+    if (!(await needs(t, 'postgres'))) return;
+    const { db, schema, transport, consumerOf } = await embeddedLog(t);
+    const topic = 'orders';
+    await sendKeyed(transport, topic, ['k0', 'k1', 'k2']);
+
+    const run = async (refuse: boolean) => {
+      const calls: number[] = [];
+      const applied: number[] = [];
+      let deadLetters = 0;
+      const consumer = createConsumer({
+        ...consumerOf(topic),
+        onDeadLetter: () => {
+          deadLetters += 1;
+        },
+        handler: async (event) => {
+          const { n } = event.data as { n: number };
+          calls.push(n);
+          if (refuse && n === 1) throw new PermanentError('refused');
+        },
+        onOutcome: (event, outcome) => {
+          if (outcome === 'applied') applied.push((event.data as { n: number }).n);
+        },
+      });
+      await consumer.start();
+      const lag = async () => {
+        const { rows } = await db.query<{ next: string }>(
+          `SELECT next_offset::text AS next FROM ${schema}.log_offsets WHERE group_id = 'g'`,
+        );
+        return rows[0]?.next === '3';
+      };
+      await eventually(lag, 20_000, 'the group at the end of the partition');
+      await consumer.close();
+      return { calls, applied, deadLetters };
+    };
+
+    const first = await run(true);
+    assert.deepEqual(first.applied, [0, 2]);
+    assert.equal(first.deadLetters, 1);
+    // The commit past the dead letter is lost: the group is back at the start, as a crash before the commit leaves it.
+    await db.query(`UPDATE ${schema}.log_offsets SET next_offset = 0 WHERE group_id = 'g'`);
+    if (variant !== 'same event') {
+      await db.query(`UPDATE ${schema}.dead_letters SET event_id = gen_random_uuid()`);
+    }
+
+    const second = await run(false);
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.dead_letters`);
+    assert.equal(rows[0]?.n, 1, 'still one dead letter');
+    assert.equal(second.deadLetters, 0);
+    if (variant === 'same event') {
+      assert.deepEqual(second.calls, [], 'the dead letter is passed over; the others are duplicates');
+      assert.deepEqual(second.applied, []);
+    } else {
+      assert.deepEqual(second.calls, [1], 'another event at those coordinates is applied');
+      assert.deepEqual(second.applied, [1]);
+    }
+  });
+}
