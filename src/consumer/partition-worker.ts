@@ -28,10 +28,14 @@ export interface PartitionWorkerContext {
   failures: Failures;
   retries: PausedRetries;
   /**
-   * The records this group gave up on in `partition` from offset `from` on (offset → dedup key), or undefined when the
-   * database could not answer (looked up again at the next batch).
+   * The records this group gave up on in `partition` from offset `from` on (offset → dedup key, one page in offset
+   * order; `complete` when it reached the end), or undefined when the database could not answer (looked up again at
+   * the next batch).
    */
-  givenUpFrom: (partition: TopicPartition, from: string) => Promise<ReadonlyMap<string, string> | undefined>;
+  givenUpFrom: (
+    partition: TopicPartition,
+    from: string,
+  ) => Promise<{ letters: ReadonlyMap<string, string>; complete: boolean } | undefined>;
   concurrency: ResolvedConcurrency;
   offsetsInTransaction: () => boolean;
   transportConsumer: () => Consumer;
@@ -167,11 +171,12 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
       return;
     }
     if (retryTopics?.stageOf(batch.topic).stage === 'dlt') return keepFromDeadLetterTopic(batch, control);
-    if (retries.needsLookup(batch) && batch.records.length > 0) {
+    const lookupFrom = retries.lookupFrom(batch, batch.records);
+    if (lookupFrom !== undefined) {
       // The first batch since the partition was assigned: records given up on whose offset commit was lost (a crash or
       // a rebalance before it reached the broker) come again; they are passed over below, not tried afresh.
-      const found = await ctx.givenUpFrom(batch, batch.records[0]!.offset);
-      if (found) retries.lookedUp(batch, found);
+      const found = await ctx.givenUpFrom(batch, lookupFrom);
+      if (found) retries.lookedUp(batch, found.letters, found.complete);
     }
     // Records given up on above an unfinished one (keys in parallel) come again with this re-fetch: passed over as
     // finished, never tried (and dead-lettered, or applied after their dead letter) a second time.

@@ -23,8 +23,11 @@ export class PausedRetries {
    * passed over (a dead letter found in the database), or undefined (given up on here, in this assignment).
    */
   readonly #settledAhead = new Map<string, Map<string, string | undefined>>();
-  /** Partitions whose dead letters were looked up since they were assigned. */
-  readonly #lookedUp = new Set<string>();
+  /**
+   * Partitions whose dead letters were looked up since they were assigned: to the end (undefined), or up to an offset
+   * when the lookup's page was full (looked up again from there once a batch goes past it).
+   */
+  readonly #lookedUp = new Map<string, string | undefined>();
   readonly #keyOf: (record: IncomingRecord) => string | null;
 
   /** `keyOf`: a record's dedup key, compared with a dead letter's found at the same coordinates. */
@@ -69,15 +72,30 @@ export class PausedRetries {
     this.#settledAhead.set(key, offsets.set(record.offset, undefined));
   }
 
-  /** Whether `partition`'s dead letters still have to be looked up (its first batch since it was assigned). */
-  needsLookup(partition: TopicPartition): boolean {
-    return !this.#lookedUp.has(PausedRetries.#key(partition));
+  /**
+   * Where `partition`'s dead letters must be looked up from before a batch of `records` is applied: its first batch
+   * since it was assigned (from the batch's first record), or past the last page when the batch goes beyond it.
+   * Undefined when nothing has to be looked up.
+   */
+  lookupFrom(partition: TopicPartition, records: readonly IncomingRecord[]): string | undefined {
+    const first = records[0];
+    const last = records.at(-1);
+    if (!first || !last) return undefined;
+    const key = PausedRetries.#key(partition);
+    if (!this.#lookedUp.has(key)) return first.offset;
+    const upTo = this.#lookedUp.get(key);
+    if (upTo === undefined || BigInt(last.offset) <= BigInt(upTo)) return undefined;
+    const next = BigInt(upTo) + 1n;
+    return (next > BigInt(first.offset) ? next : BigInt(first.offset)).toString();
   }
 
-  /** The dead letters found for `partition` (offset → dedup key): passed over when a record with that key comes. */
-  lookedUp(partition: TopicPartition, found: ReadonlyMap<string, string>): void {
+  /**
+   * The dead letters found for `partition` (offset → dedup key, in offset order): passed over when a record with that
+   * key comes. `complete`: the lookup reached the end; otherwise it is continued past the last offset found.
+   */
+  lookedUp(partition: TopicPartition, found: ReadonlyMap<string, string>, complete = true): void {
     const key = PausedRetries.#key(partition);
-    this.#lookedUp.add(key);
+    this.#lookedUp.set(key, complete ? undefined : [...found.keys()].at(-1));
     if (found.size === 0) return;
     const offsets = this.#settledAhead.get(key) ?? new Map<string, string | undefined>();
     for (const [offset, dedupKey] of found) if (!offsets.has(offset)) offsets.set(offset, dedupKey);

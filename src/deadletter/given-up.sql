@@ -3,7 +3,9 @@
 -- again (their offset commit was lost in a crash or a rebalance). Served by the (consumer, topic, partition, "offset")
 -- unique index. Records without a dedup key (no valid id) are left out: nothing could tell them apart from another
 -- record at the same coordinates (a topic deleted and created again), and they fail the same way when they come again.
+-- At most $5 rows (a group read again from the start may have many): the caller continues past the last one.
 SELECT "offset"::text AS "offset", event_id::text AS event_id
 FROM :schema.dead_letters
 WHERE consumer = $1 AND topic = $2 AND partition = $3 AND "offset" >= $4 AND event_id IS NOT NULL
-ORDER BY "offset"
+ORDER BY dead_letters."offset" -- the bigint, not the text it is selected as
+LIMIT $5

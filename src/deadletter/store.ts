@@ -262,21 +262,23 @@ export function deadLetterStore(options: { schema?: string } = {}) {
     list,
 
     /**
-     * The records `consumer` gave up on in `partition` from offset `from` on (any status), as offset → dedup key; those
-     * without a dedup key are left out.
+     * The records `consumer` gave up on in `partition` from offset `from` on (any status), as offset → dedup key in
+     * offset order, at most `limit` (default 10,000) of them; `complete` when there are no more. Those without a dedup
+     * key are left out.
      */
     async givenUpFrom(
       db: Queryable,
-      position: { consumer: string; topic: string; partition: number; from: string },
-    ): Promise<Map<string, string>> {
-      const { consumer, topic, partition, from } = position;
+      position: { consumer: string; topic: string; partition: number; from: string; limit?: number },
+    ): Promise<{ letters: Map<string, string>; complete: boolean }> {
+      const { consumer, topic, partition, from, limit = 10_000 } = position;
       const { rows } = await db.query<{ offset: string; event_id: string }>(sql.givenUp, [
         consumer,
         topic,
         partition,
         from,
+        limit,
       ]);
-      return new Map(rows.map((row) => [row.offset, row.event_id]));
+      return { letters: new Map(rows.map((row) => [row.offset, row.event_id])), complete: rows.length < limit };
     },
 
     /**

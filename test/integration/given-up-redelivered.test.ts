@@ -8,9 +8,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
+import { deadLetterStore } from '../../src/deadletter/store.ts';
+import { encodeEvent } from '../../src/envelope/cloudevents.ts';
+import { createEvent } from '../../src/envelope/event.ts';
 import { PermanentError } from '../../src/errors.ts';
 import { embeddedLog, sendKeyed } from '../support/embedded-log.ts';
-import { eventually } from '../support/fixtures.ts';
+import { eventually, freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
 for (const variant of ['same event', 'another event at those coordinates'] as const) {
@@ -72,3 +75,38 @@ for (const variant of ['same event', 'another event at those coordinates'] as co
     }
   });
 }
+
+test('the dead-letter lookup reads a page at a time, in offset order, and says when it reached the end', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  const store = deadLetterStore({ schema });
+  for (const offset of ['7', '3', '12']) {
+    const record = {
+      ...encodeEvent(createEvent({ topic: 'orders', type: 't', source: '/t', key: 'k', data: {} })),
+      partition: 0,
+      offset,
+      key: null,
+      timestamp: 0,
+    };
+    await store.keep(db, {
+      consumer: 'g',
+      record: { ...record, headers: {} },
+      eventId: crypto.randomUUID(),
+      error: new Error('refused'),
+      attempts: 1,
+      firstFailedAt: new Date(),
+    });
+  }
+  const page = (from: string) =>
+    store.givenUpFrom(db, { consumer: 'g', topic: 'orders', partition: 0, from, limit: 2 });
+  const first = await page('0');
+  assert.deepEqual([...first.letters.keys()], ['3', '7']);
+  assert.equal(first.complete, false);
+  const second = await page('8');
+  assert.deepEqual([...second.letters.keys()], ['12']);
+  assert.equal(second.complete, true);
+  assert.equal(
+    (await store.givenUpFrom(db, { consumer: 'other', topic: 'orders', partition: 0, from: '0' })).letters.size,
+    0,
+  );
+});

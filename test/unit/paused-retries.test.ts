@@ -18,7 +18,8 @@ const keyOf = (r: IncomingRecord) => r.headers.id?.toString() ?? null;
 
 test('dead letters found at an assignment are passed over only when the record carries the same event', () => {
   const retries = new PausedRetries(keyOf);
-  assert.equal(retries.needsLookup(tp), true);
+  const batch = [record(0), record(1), record(2), record(3)];
+  assert.equal(retries.lookupFrom(tp, batch), '0', 'the first batch since the assignment looks up from its start');
   retries.lookedUp(
     tp,
     new Map([
@@ -26,8 +27,7 @@ test('dead letters found at an assignment are passed over only when the record c
       ['2', 'another-event'],
     ]),
   );
-  assert.equal(retries.needsLookup(tp), false);
-  const batch = [record(0), record(1), record(2), record(3)];
+  assert.equal(retries.lookupFrom(tp, batch), undefined);
   assert.deepEqual([...retries.givenUpIn(batch)], ['1']);
   // The mismatching one is dropped for good; the match stays while the partition has not moved past it.
   assert.deepEqual([...retries.givenUpIn(batch)], ['1']);
@@ -53,10 +53,28 @@ test('a revoke forgets the attempts, the records given up on and the lookup; no 
     resumed += 1;
   });
   retries.forget([tp]);
-  assert.equal(retries.needsLookup(tp), true, 'looked up again at the next assignment');
+  assert.equal(retries.lookupFrom(tp, [record(3)]), '3', 'looked up again at the next assignment');
   assert.deepEqual([...retries.givenUpIn([record(3)])], []);
   assert.equal(retries.failed(record(1)).attempts, 1, 'attempts start again');
   await new Promise((resolve) => setTimeout(resolve, 60));
   assert.equal(resumed, 0);
   retries.close();
+});
+
+test('a full page of dead letters is continued once a batch goes past its last offset', () => {
+  const retries = new PausedRetries(keyOf);
+  retries.lookedUp(
+    tp,
+    new Map([
+      ['2', 'id-2'],
+      ['5', 'id-5'],
+    ]),
+    false,
+  );
+  assert.equal(retries.lookupFrom(tp, [record(0), record(5)]), undefined, 'within the page');
+  assert.equal(retries.lookupFrom(tp, [record(4), record(8)]), '6', 'past the page: from the offset after its last');
+  assert.equal(retries.lookupFrom(tp, [record(9), record(12)]), '9', 'never below the batch');
+  retries.lookedUp(tp, new Map([['7', 'id-7']]), true);
+  assert.equal(retries.lookupFrom(tp, [record(9), record(1000)]), undefined, 'complete');
+  assert.deepEqual([...retries.givenUpIn([record(5), record(6), record(7)])], ['5', '7']);
 });
