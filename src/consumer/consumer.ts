@@ -127,13 +127,12 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     failures,
     retries,
     givenUpFrom: (tp, from) =>
-      store.givenUpFrom(db, { consumer: group, topic: tp.topic, partition: tp.partition, from }).catch((error) => {
-        logger.warn('could not look up the dead letters of a partition; looked up again at its next batch', {
-          topic: tp.topic,
-          partition: tp.partition,
-          ...errorFields(error),
-        });
-        return undefined;
+      store.givenUpFrom(db, { consumer: group, topic: tp.topic, partition: tp.partition, from }),
+    lookupFailed: (tp, error) =>
+      logger.warn('could not look up the dead letters of a partition; paused, and looked up again', {
+        topic: tp.topic,
+        partition: tp.partition,
+        ...errorFields(error),
       }),
     concurrency,
     offsetsInTransaction: () => offsetsInTransaction,

@@ -15,6 +15,9 @@ import { attemptsOf, groupOf, originalOf, type RetryTopics } from './retry-topic
 import type { Settler } from './settle.ts';
 import type { Outcome } from './types.ts';
 
+/** How long a partition waits before its dead letters are looked up again after a failure that is not an outage. */
+const LOOKUP_RETRY_MS = 1000;
+
 export interface PartitionWorkerContext {
   db: Db;
   group: string;
@@ -29,13 +32,14 @@ export interface PartitionWorkerContext {
   retries: PausedRetries;
   /**
    * The records this group gave up on in `partition` from offset `from` on (offset → dedup key, one page in offset
-   * order; `complete` when it reached the end), or undefined when the database could not answer (looked up again at
-   * the next batch).
+   * order; `complete` when it reached the end).
    */
   givenUpFrom: (
     partition: TopicPartition,
     from: string,
-  ) => Promise<{ letters: ReadonlyMap<string, string>; complete: boolean } | undefined>;
+  ) => Promise<{ letters: ReadonlyMap<string, string>; complete: boolean }>;
+  /** A dead-letter lookup failed for another reason than an outage or contention (logged; the batch comes again). */
+  lookupFailed: (partition: TopicPartition, error: unknown) => void;
   concurrency: ResolvedConcurrency;
   offsetsInTransaction: () => boolean;
   transportConsumer: () => Consumer;
@@ -151,6 +155,32 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
       .catch(() => undefined);
   }
 
+  /**
+   * Before the first batch since the partition was assigned (and past each full page): the group's dead letters from
+   * where the batch starts. Records given up on whose offset commit was lost (a crash or a rebalance before it reached
+   * the broker) come again; they are passed over, not tried afresh. Retry topics are not looked up: their letters are
+   * kept at the original coordinates. When the database does not answer, nothing of the batch is applied: the
+   * partition is paused and the batch comes again (false).
+   */
+  async function lookUpGivenUp(batch: Batch, control: BatchControl): Promise<boolean> {
+    if (retryTopics !== undefined && retryTopics.stageOf(batch.topic).stage !== 0) return true;
+    for (let from = retries.lookupFrom(batch, batch.records); from !== undefined; ) {
+      try {
+        const found = await ctx.givenUpFrom(batch, from);
+        retries.lookedUp(batch, found.letters, found.complete);
+      } catch (error) {
+        const first = batch.records[0]!;
+        if (!(await failures.waitOutside(first, error, control))) {
+          ctx.lookupFailed(batch, error);
+          failures.pauseFor(first, LOOKUP_RETRY_MS, control);
+        }
+        return false;
+      }
+      from = retries.lookupFrom(batch, batch.records);
+    }
+    return true;
+  }
+
   /** A batch of the dead-letter topic: this group's records go into `dead_letters` at their original coordinates. */
   async function keepFromDeadLetterTopic(batch: Batch, control: BatchControl): Promise<void> {
     for (const record of batch.records) {
@@ -171,13 +201,7 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
       return;
     }
     if (retryTopics?.stageOf(batch.topic).stage === 'dlt') return keepFromDeadLetterTopic(batch, control);
-    const lookupFrom = retries.lookupFrom(batch, batch.records);
-    if (lookupFrom !== undefined) {
-      // The first batch since the partition was assigned: records given up on whose offset commit was lost (a crash or
-      // a rebalance before it reached the broker) come again; they are passed over below, not tried afresh.
-      const found = await ctx.givenUpFrom(batch, lookupFrom);
-      if (found) retries.lookedUp(batch, found.letters, found.complete);
-    }
+    if (!(await lookUpGivenUp(batch, control))) return;
     // Records given up on above an unfinished one (keys in parallel) come again with this re-fetch: passed over as
     // finished, never tried (and dead-lettered, or applied after their dead letter) a second time.
     const givenUp = retries.givenUpIn(batch.records);
@@ -208,7 +232,9 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
     if (others) progress.finished([others]);
     const lanes = lanesOf(items, concurrency.mode);
     const ran = await runLanes(lanes, concurrency.max, (lane) => applyAll(lane, control, progress));
-    if (lanes.length > 1) await commitFinalPosition(progress, control);
+    // Records passed over move the position without a transaction of their own: written here (the lanes' own commits
+    // may not reach past them, e.g. a batch ending with one).
+    if (lanes.length > 1 || passed.length > 0) await commitFinalPosition(progress, control);
     if (!ran) return;
     if (poison) await failures.failed(poison.record, poison.error, control, progress);
     else if (waitUntil) {

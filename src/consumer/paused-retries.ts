@@ -104,7 +104,9 @@ export class PausedRetries {
 
   /**
    * `partitions` were revoked: their attempts, records given up on and lookup are forgotten (a later assignment looks
-   * the dead letters up again: another member may have given up on records meanwhile), and no timer resumes them.
+   * the dead letters up again: another member may have given up on records meanwhile). A pending resume stays: the
+   * client keeps a partition's pause across an unassignment and a later assignment of it, and that timer is what
+   * resumes it (librdkafka resets only its own pauses at an assignment); a stopped partition stays stopped.
    */
   forget(partitions: readonly TopicPartition[]): void {
     for (const partition of partitions) {
@@ -112,10 +114,6 @@ export class PausedRetries {
       this.#failing.delete(key);
       this.#settledAhead.delete(key);
       this.#lookedUp.delete(key);
-      this.#stopped.delete(key);
-      const pending = this.#timers.get(key);
-      if (pending) clearTimeout(pending.timer);
-      this.#timers.delete(key);
     }
   }
 

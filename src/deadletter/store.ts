@@ -262,15 +262,15 @@ export function deadLetterStore(options: { schema?: string } = {}) {
     list,
 
     /**
-     * The records `consumer` gave up on in `partition` from offset `from` on (any status), as offset → dedup key in
-     * offset order, at most `limit` (default 10,000) of them; `complete` when there are no more. Those without a dedup
-     * key are left out.
+     * The records `consumer` gave up on in `partition` from offset `from` on (dead or discarded; redriven ones went out
+     * again), as offset → dedup key in offset order, at most `limit` (default 1,000) of them; `complete` when there are
+     * no more. Those without a dedup key are left out.
      */
     async givenUpFrom(
       db: Queryable,
       position: { consumer: string; topic: string; partition: number; from: string; limit?: number },
     ): Promise<{ letters: Map<string, string>; complete: boolean }> {
-      const { consumer, topic, partition, from, limit = 10_000 } = position;
+      const { consumer, topic, partition, from, limit = 1000 } = position;
       const { rows } = await db.query<{ offset: string; event_id: string }>(sql.givenUp, [
         consumer,
         topic,

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
+import type { Db } from '../../src/db/port.ts';
 import { deadLetterStore } from '../../src/deadletter/store.ts';
 import { encodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent } from '../../src/envelope/event.ts';
@@ -16,12 +17,37 @@ import { embeddedLog, sendKeyed } from '../support/embedded-log.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
-for (const variant of ['same event', 'another event at those coordinates'] as const) {
+/** The consumer's database, whose first dead-letter lookup fails (the transport keeps the real one). */
+function failingFirstLookup(db: Db): Db {
+  let failed = false;
+  return new Proxy(db, {
+    get(target, name, receiver) {
+      if (name !== 'query') return Reflect.get(target, name, receiver);
+      return (sql: string, params?: unknown[]) => {
+        if (!failed && sql.includes('dead_letters') && sql.includes('LIMIT $5')) {
+          failed = true;
+          return Promise.reject(new Error('lookup refused (test)'));
+        }
+        return target.query(sql, params);
+      };
+    },
+  });
+}
+
+const variants = [
+  'same event',
+  'same event, its first lookup failing',
+  'same event, the last record of the partition',
+  'another event at those coordinates',
+] as const;
+for (const variant of variants) {
   test(`a dead letter whose offset commit was lost is not tried again when it comes back (${variant})`, async (t) => {
     if (!(await needs(t, 'postgres'))) return;
     const { db, schema, transport, consumerOf } = await embeddedLog(t);
     const topic = 'orders';
-    await sendKeyed(transport, topic, ['k0', 'k1', 'k2']);
+    // With the dead letter last, only a position written for the record passed over moves the group to the end.
+    const keys = variant.includes('last') ? ['k0', 'k1'] : ['k0', 'k1', 'k2'];
+    await sendKeyed(transport, topic, keys);
 
     const run = async (refuse: boolean) => {
       const calls: number[] = [];
@@ -29,6 +55,7 @@ for (const variant of ['same event', 'another event at those coordinates'] as co
       let deadLetters = 0;
       const consumer = createConsumer({
         ...consumerOf(topic),
+        ...(variant.includes('failing') && !refuse ? { db: failingFirstLookup(db) } : {}),
         onDeadLetter: () => {
           deadLetters += 1;
         },
@@ -46,7 +73,7 @@ for (const variant of ['same event', 'another event at those coordinates'] as co
         const { rows } = await db.query<{ next: string }>(
           `SELECT next_offset::text AS next FROM ${schema}.log_offsets WHERE group_id = 'g'`,
         );
-        return rows[0]?.next === '3';
+        return rows[0]?.next === String(keys.length);
       };
       await eventually(lag, 20_000, 'the group at the end of the partition');
       await consumer.close();
@@ -54,11 +81,13 @@ for (const variant of ['same event', 'another event at those coordinates'] as co
     };
 
     const first = await run(true);
-    assert.deepEqual(first.applied, [0, 2]);
+    assert.deepEqual(first.applied, keys.length === 3 ? [0, 2] : [0]);
     assert.equal(first.deadLetters, 1);
     // The commit past the dead letter is lost: the group is back at the start, as a crash before the commit leaves it.
-    await db.query(`UPDATE ${schema}.log_offsets SET next_offset = 0 WHERE group_id = 'g'`);
-    if (variant !== 'same event') {
+    // With the dead letter last, from it: the batch holds nothing but the record passed over.
+    const from = variant.includes('last') ? 1 : 0;
+    await db.query(`UPDATE ${schema}.log_offsets SET next_offset = $1 WHERE group_id = 'g'`, [from]);
+    if (variant.startsWith('another')) {
       await db.query(`UPDATE ${schema}.dead_letters SET event_id = gen_random_uuid()`);
     }
 
@@ -66,7 +95,7 @@ for (const variant of ['same event', 'another event at those coordinates'] as co
     const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.dead_letters`);
     assert.equal(rows[0]?.n, 1, 'still one dead letter');
     assert.equal(second.deadLetters, 0);
-    if (variant === 'same event') {
+    if (variant.startsWith('same')) {
       assert.deepEqual(second.calls, [], 'the dead letter is passed over; the others are duplicates');
       assert.deepEqual(second.applied, []);
     } else {
@@ -105,6 +134,9 @@ test('the dead-letter lookup reads a page at a time, in offset order, and says w
   const second = await page('8');
   assert.deepEqual([...second.letters.keys()], ['12']);
   assert.equal(second.complete, true);
+  // A redriven letter's copy went out again: the record itself is no longer passed over.
+  await db.query(`UPDATE ${schema}.dead_letters SET status = 'redriven' WHERE "offset" = 7`);
+  assert.deepEqual([...(await page('0')).letters.keys()], ['3', '12']);
   assert.equal(
     (await store.givenUpFrom(db, { consumer: 'other', topic: 'orders', partition: 0, from: '0' })).letters.size,
     0,
