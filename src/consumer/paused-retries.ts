@@ -29,15 +29,15 @@ export class PausedRetries {
    */
   readonly #lookedUp = new Map<string, string | undefined>();
   readonly #keyOf: (record: IncomingRecord) => string | null;
+  /** Per partition, its one pending resume (the latest due time of its lanes' backoffs). */
+  readonly #timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
+  /** Partitions a record stopped (`deadLetters: false`): no timer resumes them. */
+  readonly #stopped = new Set<string>();
 
   /** `keyOf`: a record's dedup key, compared with a dead letter's found at the same coordinates. */
   constructor(keyOf: (record: IncomingRecord) => string | null) {
     this.#keyOf = keyOf;
   }
-  /** Per partition, its one pending resume (the latest due time of its lanes' backoffs). */
-  readonly #timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
-  /** Partitions a record stopped (`deadLetters: false`): no timer resumes them. */
-  readonly #stopped = new Set<string>();
 
   static #key(tp: TopicPartition): string {
     return partitionId(tp);
