@@ -30,7 +30,11 @@ export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
     producer: (producerOptions = {}): Producer =>
       new KafkaProducer(kafka(producerOptions.clientId ?? baseId), rdkafka, producerOptions.transactionalId),
     consumer: (consumerOptions: ConsumerOptions): Consumer =>
-      new KafkaConsumer(kafka(baseId), consumerOptions, rdkafka, { commitIntervalMs: options.commitIntervalMs }),
+      new KafkaConsumer(kafka(baseId), consumerOptions, rdkafka, {
+        commitIntervalMs: options.commitIntervalMs,
+        closeTimeoutMs: options.closeTimeoutMs,
+        logger: options.logger ?? stderrLogger,
+      }),
     admin: (): Admin => new KafkaAdmin(kafka(baseId), options.replicationFactor),
   };
 }
