@@ -50,7 +50,7 @@ ${header(input, durationS)}
 ${facts(input.facts)}
 <section class="grid" style="grid-template-columns: repeat(${variants.length}, minmax(0, 1fr))">
 ${variants.map(columnHead).join('\n')}
-${rows.map((row) => renderRow(row, variants, durationS)).join('\n')}
+${rows.map((row, i) => renderRow(row, variants, durationS, i === 0)).join('\n')}
 </section>
 ${legend(rows)}
 </main>
@@ -92,10 +92,10 @@ ${facts(variant.facts, 'facts small')}
 </div>`;
 }
 
-function renderRow(row: Row, variants: PageVariant[], durationS: number): string {
+function renderRow(row: Row, variants: PageVariant[], durationS: number, labelMarks: boolean): string {
   const cells = row.cells.map((cell, i) => {
     const variant = variants[i]!;
-    const frame = { durationS, marks: variant.data.marks, color: colors[variant.name] ?? '#555' };
+    const frame = { durationS, marks: variant.data.marks, labelMarks, color: colors[variant.name] ?? '#555' };
     const chart =
       row.kind === 'state'
         ? stateChart(cell?.kind === 'state' ? cell : undefined, frame)

@@ -8,48 +8,55 @@ export interface Frame {
   /** The report's time range, seconds. */
   durationS: number;
   marks: { t: number; label: string }[];
+  /** Whether the marks' labels are written (on the first row only: below, the dashed lines speak for themselves). */
+  labelMarks: boolean;
   color: string;
 }
 
 const width = 560;
-const pad = { left: 50, right: 14, top: 22, bottom: 26 };
-const lineHeight = 190;
-const stateHeight = 96;
+const pad = { left: 50, right: 14, top: 10, bottom: 26 };
+const plotHeight = 122;
+const bandHeight = 30;
+const labelRow = 13;
 const innerW = width - pad.left - pad.right;
 
 export const stateColors: Record<string, string> = { closed: '#3fa66b', 'half-open': '#e0a526', open: '#d6453d' };
 const otherStateColors = ['#6b8fd6', '#9a6bd6', '#4fb3b3', '#c06b9a'];
 
 export function lineChart(cell: LineCell | undefined, yMax: number, limit: number | undefined, frame: Frame): string {
-  const innerH = lineHeight - pad.top - pad.bottom;
+  const innerH = plotHeight;
+  const labels = markLabels(frame);
+  const top = pad.top + labels.height;
   const ticks = niceTicks(yMax);
-  const top = ticks.at(-1)!;
+  const yTop = ticks.at(-1)!;
   const x = xScale(frame.durationS);
-  const y = (v: number) => pad.top + innerH - (v / top) * innerH;
+  const y = (v: number) => top + innerH - (v / yTop) * innerH;
   const parts: string[] = [];
   for (const tick of ticks) {
-    parts.push(`<line class="grid" x1="${pad.left}" x2="${width - pad.right}" y1="${y(tick)}" y2="${y(tick)}"/>`);
+    const ty = r(y(tick));
+    parts.push(`<line class="grid" x1="${pad.left}" x2="${width - pad.right}" y1="${ty}" y2="${ty}"/>`);
     parts.push(
-      `<text class="tick" x="${pad.left - 6}" y="${y(tick) + 4}" text-anchor="end">${formatNumber(tick)}</text>`,
+      `<text class="tick" x="${pad.left - 6}" y="${r(y(tick) + 4)}" text-anchor="end">${formatNumber(tick)}</text>`,
     );
   }
-  parts.push(xAxis(frame.durationS, pad.top + innerH));
-  if (cell && cell.points.length > 0) parts.push(path(cell.points, x, y, pad.top + innerH, frame.color));
-  else parts.push(noData(pad.top + innerH / 2));
+  parts.push(xAxis(frame.durationS, top + innerH));
+  if (cell && cell.points.length > 0) parts.push(path(cell.points, x, y, top + innerH, frame.color));
+  else parts.push(noData(top + innerH / 2));
   if (limit !== undefined) {
-    const ly = y(limit);
+    const ly = r(y(limit));
     parts.push(`<line class="limit" x1="${pad.left}" x2="${width - pad.right}" y1="${ly}" y2="${ly}"/>`);
     parts.push(
-      `<text class="limit-label" x="${width - pad.right - 4}" y="${ly - 5}" text-anchor="end">limit ${formatNumber(limit)}/s</text>`,
+      `<text class="limit-label" x="${width - pad.right - 4}" y="${r(y(limit) - 5)}" text-anchor="end">limit ${formatNumber(limit)}/s</text>`,
     );
   }
-  parts.push(markers(frame, pad.top, pad.top + innerH));
-  return svg(lineHeight, parts);
+  parts.push(markers(frame, labels, top, top + innerH));
+  return svg(top + innerH + pad.bottom, parts);
 }
 
 export function stateChart(cell: StateCell | undefined, frame: Frame): string {
-  const bandTop = pad.top + 6;
-  const bandH = 30;
+  const labels = markLabels(frame);
+  const bandTop = pad.top + labels.height + 4;
+  const bandH = bandHeight;
   const x = xScale(frame.durationS);
   const parts: string[] = [];
   parts.push(`<rect class="band-bg" x="${pad.left}" y="${bandTop}" width="${innerW}" height="${bandH}"/>`);
@@ -72,8 +79,8 @@ export function stateChart(cell: StateCell | undefined, frame: Frame): string {
   }
   const axisY = bandTop + bandH + 8;
   parts.push(xAxis(frame.durationS, axisY));
-  parts.push(markers(frame, pad.top, axisY));
-  return svg(stateHeight, parts);
+  parts.push(markers(frame, labels, bandTop - 4, axisY));
+  return svg(axisY + pad.bottom, parts);
 }
 
 export function stateColor(state: string): string {
@@ -112,21 +119,41 @@ function xAxis(durationS: number, axisY: number): string {
   return parts.join('');
 }
 
-/** Vertical dashed lines at the run's marks; labels too close to the one before move down a line. */
-function markers(frame: Frame, top: number, bottom: number): string {
+interface MarkLabels {
+  /** Each mark's x and the label row it is written on. */
+  placed: { x: number; row: number; label: string; anchor: 'start' | 'end' }[];
+  /** Room the label rows take above the plot. */
+  height: number;
+}
+
+/** Places the marks' labels: each on the first row where it does not run into the label before it. */
+function markLabels(frame: Frame): MarkLabels {
   const x = xScale(frame.durationS);
+  const rowEnds: number[] = [];
+  const placed = frame.marks.map(({ t, label }) => {
+    const mx = x(t / 1000);
+    const textW = label.length * 6.2 + 6;
+    const anchor: 'start' | 'end' = mx + textW > width ? 'end' : 'start';
+    const [from, to] = anchor === 'start' ? [mx, mx + textW] : [mx - textW, mx];
+    let row = rowEnds.findIndex((end) => end < from);
+    if (row < 0) row = rowEnds.length;
+    rowEnds[row] = to;
+    return { x: mx, row, label, anchor };
+  });
+  const rows = frame.labelMarks ? rowEnds.length : 0;
+  return { placed, height: rows * labelRow };
+}
+
+/** Vertical dashed lines at the run's marks, with their labels above the plot when the frame writes them. */
+function markers(frame: Frame, labels: MarkLabels, top: number, bottom: number): string {
   const parts: string[] = [];
-  let lastX = Number.NEGATIVE_INFINITY;
-  let row = 0;
-  for (const mark of frame.marks) {
-    const mx = x(mark.t / 1000);
-    row = mx - lastX < 70 ? (row + 1) % 3 : 0;
-    lastX = mx;
-    const anchor = mx > width - pad.right - 60 ? 'end' : 'start';
+  for (const { x, row, label, anchor } of labels.placed) {
+    const lineTop = frame.labelMarks ? pad.top + row * labelRow - 2 : top;
+    parts.push(`<line class="mark" x1="${r(x)}" x2="${r(x)}" y1="${lineTop}" y2="${bottom}"/>`);
+    if (!frame.labelMarks) continue;
     const dx = anchor === 'end' ? -3 : 3;
-    parts.push(`<line class="mark" x1="${r(mx)}" x2="${r(mx)}" y1="${top - 12}" y2="${bottom}"/>`);
     parts.push(
-      `<text class="mark-label" x="${r(mx + dx)}" y="${top - 13 + row * 11}" text-anchor="${anchor}">${escapeHtml(mark.label)}</text>`,
+      `<text class="mark-label" x="${r(x + dx)}" y="${pad.top + row * labelRow + 7}" text-anchor="${anchor}">${escapeHtml(label)}</text>`,
     );
   }
   return parts.join('');
