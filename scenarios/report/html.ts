@@ -33,7 +33,7 @@ const descriptions: Record<string, string> = {
 export function renderPage(input: PageInput): string {
   const order = (name: string) => (name === 'naive' ? 0 : name === 'effectively' ? 1 : 2);
   const variants = [...input.variants].sort((a, b) => order(a.name) - order(b.name));
-  const { rows, durationS } = buildRows(variants.map((v) => v.data));
+  const { rows, durationS, stepS } = buildRows(variants.map((v) => v.data));
   const title = `${input.scenario} · effectively report`;
   return `<!doctype html>
 <html lang="en">
@@ -52,7 +52,7 @@ ${facts(input.facts)}
 ${variants.map(columnHead).join('\n')}
 ${rows.map((row, i) => renderRow(row, variants, durationS, i === 0)).join('\n')}
 </section>
-${legend(rows)}
+${legend(rows, stepS)}
 </main>
 </body>
 </html>
@@ -95,7 +95,14 @@ ${facts(variant.facts, 'facts small')}
 function renderRow(row: Row, variants: PageVariant[], durationS: number, labelMarks: boolean): string {
   const cells = row.cells.map((cell, i) => {
     const variant = variants[i]!;
-    const frame = { durationS, marks: variant.data.marks, labelMarks, color: colors[variant.name] ?? '#555' };
+    const frame = {
+      durationS,
+      marks: variant.data.marks,
+      labelMarks,
+      color: colors[variant.name] ?? '#555',
+      width: variants.length === 1 ? 1140 : 560,
+      title: `${row.title}, ${variant.name}`,
+    };
     const chart =
       row.kind === 'state'
         ? stateChart(cell?.kind === 'state' ? cell : undefined, frame)
@@ -117,10 +124,12 @@ function stateSwatches(row: Row): string {
   return `<span class="swatches">${items.join('')}</span>`;
 }
 
-function legend(rows: Row[]): string {
+function legend(rows: Row[], stepS: number): string {
   const items = ['<span><i class="mark-key"></i>an event of the run (crash, restart, fault on or off)</span>'];
   if (rows.some((row) => row.limit !== undefined)) items.push('<span><i class="limit-key"></i>the rate limit</span>');
-  items.push('<span>rates are per second over 1 s steps (coarser on long runs); lag is the highest sample</span>');
+  items.push(
+    `<span>rates are per second over ${stepS} s steps; a gauge such as lag shows its highest sample; each row shares its scale across variants</span>`,
+  );
   return `<footer>${items.join('')}</footer>`;
 }
 

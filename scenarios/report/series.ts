@@ -51,10 +51,10 @@ const known: Record<string, Spec> = {
   'provider calls': { title: 'Provider calls against the rate limit', unit: 'calls per second', show: 'rate' },
 };
 
-export function buildRows(timelines: TimelineData[]): { rows: Row[]; durationS: number } {
+export function buildRows(timelines: TimelineData[]): { rows: Row[]; durationS: number; stepS: number } {
   const durationS = Math.max(1, ...timelines.map((data) => data.endedMs / 1000));
   const stepS = renderStepS(durationS);
-  return { rows: metricNames(timelines).map((name) => buildRow(name, timelines, stepS)), durationS };
+  return { rows: metricNames(timelines).map((name) => buildRow(name, timelines, stepS)), durationS, stepS };
 }
 
 /** Render buckets: 1 s, or coarser so a long run keeps about 300 points per chart. */
