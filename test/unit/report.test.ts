@@ -108,3 +108,31 @@ test(
     }
   },
 );
+
+test('sampleEvery takes one sample at a time; stop waits for the one in flight, then takes the last', async () => {
+  const timeline = createTimeline();
+  let running = 0;
+  let most = 0;
+  let calls = 0;
+  let third: () => void = () => {};
+  const thirdCall = new Promise<void>((resolve) => {
+    third = resolve;
+  });
+  timeline.sampleEvery(1, async () => {
+    running += 1;
+    most = Math.max(most, running);
+    calls += 1;
+    if (calls === 3) third();
+    await new Promise((resolve) => setTimeout(resolve, 5)); // slower than the interval
+    timeline.gauge('lag', calls);
+    running -= 1;
+  });
+  await thirdCall;
+  await timeline.stop();
+  assert.equal(most, 1, 'two samples at once');
+  assert.equal(running, 0, 'stop returned with a sample in flight');
+  const lag = timeline.data().gauges.get('lag')!;
+  assert.equal(lag.at(-1)?.value, calls, "the last sample's value is recorded");
+  timeline.count('applied');
+  assert.equal(timeline.data().counters.size, 0, 'a count after stop is dropped');
+});
