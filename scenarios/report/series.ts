@@ -126,7 +126,8 @@ function buildCell(name: string, show: Show, data: TimelineData, stepS: number):
   }
   const points = sums.map((sum, i) => {
     const from = i * stepS;
-    const width = Math.min(stepS, endS - from);
+    // The last step runs to the end of the run: a little over or under a step.
+    const width = i === sums.length - 1 && endS > from ? endS - from : stepS;
     return { t: from + width / 2, v: sum / width };
   });
   const peak = Math.max(0, ...points.map((p) => p.v));

@@ -127,7 +127,10 @@ test('sampleEvery takes one sample at a time; stop waits for the one in flight, 
     timeline.gauge('lag', calls);
     running -= 1;
   });
+  // The sampler's timer does not hold the process open (a forgotten stop() must not keep a run alive): this does.
+  const open = setInterval(() => {}, 1000);
   await thirdCall;
+  clearInterval(open);
   await timeline.stop();
   assert.equal(most, 1, 'two samples at once');
   assert.equal(running, 0, 'stop returned with a sample in flight');
