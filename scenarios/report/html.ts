@@ -68,8 +68,19 @@ function header(input: PageInput, durationS: number): string {
 <div class="kicker">effectively · scenario report</div>
 <h1>${escapeHtml(input.scenario)}</h1>
 <div class="meta">started ${escapeHtml(started)} · ran ${durationS.toFixed(1)} s</div>
-<div class="audit">${escapeHtml(input.auditLine)}</div>
+<div class="audit">${auditHtml(input.auditLine)}</div>
 </header>`;
+}
+
+/** An audit line, escaped, with its counts of what must not happen (duplicates, lost, ...) green at 0, red above. */
+function auditHtml(line: string): string {
+  return escapeHtml(line).replace(
+    /\b(duplicates|duplicated|lost|missing|oversold)=(\d+)/g,
+    (_, key: string, n: string) => {
+      const bad = Number(n) > 0;
+      return `<b class="${bad ? 'bad' : 'good'}">${key}=${n}</b>`;
+    },
+  );
 }
 
 function facts(all: Facts | undefined, className = 'facts'): string {
@@ -87,7 +98,7 @@ function columnHead(variant: PageVariant): string {
   return `<div class="colhead" style="border-color:${color}">
 <div class="variant" style="color:${color}">${escapeHtml(variant.name)}</div>
 ${description ? `<div class="desc">${escapeHtml(description)}</div>` : ''}
-${variant.auditLine ? `<div class="audit small">${escapeHtml(variant.auditLine)}</div>` : ''}
+${variant.auditLine ? `<div class="audit small">${auditHtml(variant.auditLine)}</div>` : ''}
 ${facts(variant.facts, 'facts small')}
 </div>`;
 }
@@ -146,6 +157,9 @@ h1 { margin: 2px 0 4px; font-size: 28px; letter-spacing: -.01em; }
 .audit { margin-top: 12px; padding: 10px 14px; background: #101827; color: #d1fae5; border-radius: 8px;
   font: 13px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace;
   white-space: pre-wrap; word-break: break-word; }
+.audit b { font-weight: 700; }
+.audit .good { color: #6ee7a8; }
+.audit .bad { color: #fff; background: #c2410c; border-radius: 3px; padding: 0 3px; }
 .audit.small { margin-top: 8px; padding: 6px 10px; font-size: 12px; }
 .facts { display: flex; flex-wrap: wrap; gap: 10px; margin: 0 0 22px; }
 .fact { background: #fff; border: 1px solid #e3e6eb; border-radius: 8px; padding: 8px 14px; min-width: 110px; }

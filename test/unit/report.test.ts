@@ -40,7 +40,7 @@ before(async () => {
   await effectively.stop();
   path = await writeReport({
     scenario: 'retry-storm',
-    auditLine: `retry-storm: orders=500 ${hostile}`,
+    auditLine: `retry-storm: orders=500 duplicates=0 lost=2 ${hostile}`,
     variants: [
       { name: 'effectively', timeline: effectively, facts: { [hostile]: 1 } },
       { name: 'naive', timeline: naive, auditLine: hostile },
@@ -78,6 +78,7 @@ test('one SVG per chart: a row per metric, a chart per variant, counters as rate
   assert.match(html, /limit 20\/s/);
   assert.match(html, /open 1 time, 2\.0 s in all/);
   assert.match(html, /not recorded in this run/, "the naive side's breaker");
+  assert.match(html, /<b class="good">duplicates=0<\/b> <b class="bad">lost=2<\/b>/, 'what must not happen, marked');
 });
 
 const chromium = findChromium();
