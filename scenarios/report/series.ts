@@ -73,6 +73,7 @@ function metricNames(timelines: TimelineData[]): string[] {
   return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
+/** A known metric's spec, else one from what was recorded under the name. */
 function specOf(name: string, timelines: TimelineData[]): Spec {
   const spec = known[name];
   if (spec) return spec;
@@ -101,26 +102,26 @@ function buildRow(name: string, timelines: TimelineData[], stepS: number): Row {
   };
 }
 
+/** A variant's cell, from what it recorded: a counter as a rate (or running total), a gauge as a line or a band. */
 function buildCell(name: string, show: Show, data: TimelineData, stepS: number): Cell | undefined {
   const endS = data.endedMs / 1000;
-  if (show === 'state') {
-    const samples = data.gauges.get(name);
-    return samples ? stateCell(samples, endS) : undefined;
-  }
-  if (show === 'value') {
-    const samples = data.gauges.get(name)?.filter((s) => typeof s.value === 'number');
-    return samples ? valueCell(samples as { t: number; value: number }[], stepS) : undefined;
-  }
   const buckets = data.counters.get(name);
-  if (!buckets) return undefined;
+  if (buckets) return counterCell(buckets, show === 'total', stepS, endS);
+  const samples = data.gauges.get(name);
+  if (!samples) return undefined;
+  if (show === 'state' || samples.some((s) => typeof s.value === 'string')) return stateCell(samples, endS);
+  return valueCell(samples as { t: number; value: number }[], stepS);
+}
+
+function counterCell(buckets: Map<number, number>, running: boolean, stepS: number, endS: number): LineCell {
   const sums = perStep(buckets, stepS, endS);
   const total = sums.reduce((a, b) => a + b, 0);
-  if (show === 'total') {
-    let running = 0;
+  if (running) {
+    let sum = 0;
     const points = [{ t: 0, v: 0 }];
-    sums.forEach((sum, i) => {
-      running += sum;
-      points.push({ t: Math.min(endS, (i + 1) * stepS), v: running });
+    sums.forEach((n, i) => {
+      sum += n;
+      points.push({ t: Math.min(endS, (i + 1) * stepS), v: sum });
     });
     return { kind: 'line', points, summary: `total ${formatNumber(total)}` };
   }
