@@ -6,14 +6,15 @@
 // renewal is kept; on the server, the real interleaving too. The naive twin runs the heartbeat as it was (the plain
 // assignment) and sees the lease cut back.
 import assert from 'node:assert/strict';
-import { after, type TestContext, test } from 'node:test';
-import { migrate } from '../../src/db/migrate.ts';
+import { test } from 'node:test';
 import { pgDb } from '../../src/db/pg.ts';
-import { pgliteDb } from '../../src/db/pglite.ts';
 import type { Db } from '../../src/db/port.ts';
 import { loadSql } from '../../src/db/sql.ts';
-import { eventually, freshSchema, randomName } from '../support/fixtures.ts';
+import { eitherDb } from '../support/either-db.ts';
+import { eventually, freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
+
+const database = eitherDb();
 
 const consumerModule = new URL('../../src/transport/postgres/consumer.ts', import.meta.url).href;
 const group = 'g';
@@ -30,18 +31,6 @@ function heartbeatSql(schema: string, naive: boolean): string {
   );
   assert.notEqual(before, sql, 'the naive twin found the renewal to revert');
   return before;
-}
-
-let embedded: Promise<Db> | undefined;
-after(async () => (await embedded)?.close());
-
-async function database(t: TestContext, where: 'pglite' | 'server'): Promise<{ db: Db; schema: string }> {
-  if (where === 'server') return freshSchema(t);
-  embedded ??= pgliteDb();
-  const db = await embedded;
-  const schema = randomName('heartbeat');
-  await migrate(db, { schema });
-  return { db, schema };
 }
 
 /** A lease of `member` on orders[0] ending `inSeconds` from now; returns its end as text (microseconds). */

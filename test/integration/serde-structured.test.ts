@@ -7,11 +7,8 @@
 // the wire bytes, with no dead letter.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
-import { migrate } from '../../src/db/migrate.ts';
-import { pgliteDb } from '../../src/db/pglite.ts';
-import type { Db } from '../../src/db/port.ts';
 import { deadLetterStore } from '../../src/deadletter/store.ts';
 import { decodeEvent, encodeEventAs } from '../../src/envelope/cloudevents.ts';
 import { createEvent, type Event } from '../../src/envelope/event.ts';
@@ -26,8 +23,11 @@ import type { Serde } from '../../src/schema/serde/serde.ts';
 import { encodeWire } from '../../src/schema/serde/wire.ts';
 import type { IncomingRecord } from '../../src/transport/port.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
-import { eventually, freshSchema, randomName } from '../support/fixtures.ts';
+import { eitherDb } from '../support/either-db.ts';
+import { eventually } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
+
+const database = eitherDb();
 
 const schemaFile = (name: string) =>
   readFileSync(new URL(`../../examples/schemas/order-confirmed/${name}`, import.meta.url), 'utf8');
@@ -52,19 +52,6 @@ const headerOnlyDecoder =
     if (record.headers['content-type']?.toString('utf8') !== serde.contentType) return decodeEvent(record);
     return { ...decodeEvent({ ...record, value: null }), data: await serde.deserialize(record.topic, record.value!) };
   };
-
-/** One PGlite for the file (it takes seconds to start), a schema of its own per test. */
-let embedded: Promise<Db> | undefined;
-after(async () => (await embedded)?.close());
-
-async function database(t: TestContext, where: Where): Promise<{ db: Db; schema: string }> {
-  if (where === 'server') return freshSchema(t);
-  embedded ??= pgliteDb();
-  const db = await embedded;
-  const schema = randomName('serde_structured');
-  await migrate(db, { schema });
-  return { db, schema };
-}
 
 /** Outbox (structured, with a serde) → relay → embedded log → consumer; returns what the handler and the DLQ got. */
 async function run(t: TestContext, where: Where, kind: Kind, naive: boolean) {

@@ -4,31 +4,19 @@
 // library (UUIDv7) applied by an earlier version, whose row holds its id, is still a duplicate after the upgrade.
 // The naive twin of the rule (every UUID its own key) is in test/unit/event-identity.test.ts.
 import assert from 'node:assert/strict';
-import { after, type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
-import { migrate } from '../../src/db/migrate.ts';
-import { pgliteDb } from '../../src/db/pglite.ts';
-import type { Db } from '../../src/db/port.ts';
 import { encodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent, type Event } from '../../src/envelope/event.ts';
 import { uuidv5 } from '../../src/envelope/identity.ts';
 import { uuidv7 } from '../../src/envelope/uuidv7.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
-import { eventually, freshSchema, randomName } from '../support/fixtures.ts';
+import { eitherDb } from '../support/either-db.ts';
+import { eventually } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
-let embedded: Promise<Db> | undefined;
-after(async () => (await embedded)?.close());
-
-async function database(t: TestContext, where: 'pglite' | 'server'): Promise<{ db: Db; schema: string }> {
-  if (where === 'server') return freshSchema(t);
-  embedded ??= pgliteDb();
-  const db = await embedded;
-  const schema = randomName('uuid_identity');
-  await migrate(db, { schema });
-  return { db, schema };
-}
+const database = eitherDb();
 
 const foreign = (id: string, source: string, n: number): Event => ({
   id,
