@@ -20,8 +20,8 @@ export const unguardedForTests = Symbol('effectively.pglite.unguarded');
  * connection and everything (the caller's transactions, the relay, the consumers) takes turns on it. Never ask for a
  * second connection while holding one: a transaction or query asked of this Db from inside one of its own transactions
  * (`db.query` where `tx.query` was meant, a schema registry on the same Db) is refused at once with
- * `EFF_NESTED_TRANSACTION` instead of waiting for ever (see `single-session.ts`). It never fsyncs: fine for a demo or a single machine that
- * can afford to lose the last moments on power loss, not for money.
+ * `EFF_NESTED_TRANSACTION` instead of waiting for ever (see `single-session.ts`). It never fsyncs: fine for a demo
+ * or a single machine that can afford to lose the last moments on power loss, not for money.
  */
 export async function pgliteDb(
   options: PgliteDbOptions & { [unguardedForTests]?: boolean } = {},
