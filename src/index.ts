@@ -101,7 +101,7 @@ export {
   modeFor,
 } from './envelope/cloudevents.ts';
 export { createEvent, type Event, type NewEvent } from './envelope/event.ts';
-export { dedupKey, dedupKeyOf } from './envelope/identity.ts';
+export { dedupKey, dedupKeyOf, isSelfKeyedUuid } from './envelope/identity.ts';
 export { type DataEncoding, structuredContentType } from './envelope/structured.ts';
 export { isUuid, uuidv7 } from './envelope/uuidv7.ts';
 // errors
