@@ -2,6 +2,7 @@ import pg from 'pg';
 import { invalidOptions, transactionAborted } from '../errors.ts';
 import { notMigrated, rethrowNotMigrated } from './not-migrated.ts';
 import type { Db, Queryable } from './port.ts';
+import { sqlState } from './sqlstate.ts';
 
 export interface PgDbOptions {
   /** Default `DATABASE_URL` or `postgres://postgres@127.0.0.1:5432/postgres`. */
@@ -99,7 +100,8 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
       // A checked-out client whose server goes away emits 'error' (the pool only listens on idle ones): without this
       // listener that would crash the process. The failing query rejects as well, which is what the caller handles.
       const onError = (error: unknown) => {
-        broken = error;
+        // the server's coded reason comes first, then the socket's "Connection terminated": keep the reason
+        if (broken === undefined || sqlState(error) !== undefined) broken = error;
       };
       client.on('error', onError);
       try {
@@ -109,7 +111,10 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
         const committed = await client.query('COMMIT');
         if (committed.command !== 'COMMIT') throw transactionAborted(`COMMIT answered ${committed.command}`);
         return result;
-      } catch (error) {
+      } catch (thrown) {
+        // The server ended the session (its idle-in-transaction timeout: 25P03, a terminate: 57P01): node-postgres fails
+        // the next query only with "... is not queryable", no code; the server's own error came on 'error'. Throw that.
+        const error = sqlState(thrown) === undefined && sqlState(broken) !== undefined ? broken : thrown;
         await client.query('ROLLBACK').catch((rollbackError: unknown) => {
           broken = rollbackError;
         });

@@ -128,3 +128,25 @@ test('pgDb sessions carry the default timeouts; an option overrides them, 0 leav
   assert.equal(pgPoolConfig({ connectionString: url.toString() }).query_timeout, undefined, 'no watchdog');
   assert.equal(pgPoolConfig({}).query_timeout, 90_000, 'the watchdog outlasts the statement timeout');
 });
+
+test('a transaction the server ended for idling fails with the server’s reason (25P03), not a bare "not queryable"', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const db = pgDb({ max: 1, idleInTransactionTimeoutMs: 200 });
+  const watcher = pgDb({ max: 1 });
+  t.after(async () => {
+    await db.close();
+    await watcher.close();
+  });
+  const gone = async (pid: number) =>
+    (await watcher.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0;
+  await assert.rejects(
+    db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      // idle in the transaction until the server has ended the session (an event, not a fixed sleep)
+      await eventually(() => gone(rows[0]!.pid), 10_000, 'the server ended the session');
+      await tx.query('SELECT 2');
+    }),
+    { code: '25P03', message: /idle-in-transaction timeout/ },
+  );
+  assert.deepEqual((await db.query<{ n: number }>('SELECT 3 AS n')).rows, [{ n: 3 }], 'the pool goes on');
+});
