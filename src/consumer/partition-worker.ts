@@ -143,11 +143,12 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
    * Lanes commit the offset inside their own transactions when the log is in this database, each with the position it
    * saw; two lanes finishing together can commit in the other order and leave the lower one (the records above it
    * then come again after a clean close, lag never reaches 0, and a dead letter discarded meanwhile would be applied).
-   * Once the lanes are done, nothing else writes this partition's offset: the batch's final position is written once.
+   * Once the lanes are done, nothing else writes this partition's offset: the batch's final position is written once,
+   * also when the consumer is closing (a clean close ends with the offset at the end). A partition whose lease was
+   * lost is refused by the commit itself (it checks the lease), so the batch's signal is not consulted.
    */
-  async function commitFinalPosition(progress: Progress, control: BatchControl): Promise<void> {
+  async function commitFinalPosition(progress: Progress): Promise<void> {
     if (!ctx.offsetsInTransaction()) return;
-    if (control.signal.aborted) return;
     // A failure (lost lease, the database gone) leaves what the lanes committed: never past an unfinished record, so
     // at worst records come again and their dedup rows absorb them.
     await db
@@ -234,7 +235,7 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
     const ran = await runLanes(lanes, concurrency.max, (lane) => applyAll(lane, control, progress));
     // Records passed over move the position without a transaction of their own: written here (the lanes' own commits
     // may not reach past them, e.g. a batch ending with one).
-    if (lanes.length > 1 || passed.length > 0) await commitFinalPosition(progress, control);
+    if (lanes.length > 1 || passed.length > 0) await commitFinalPosition(progress);
     if (!ran) return;
     if (poison) await failures.failed(poison.record, poison.error, control, progress);
     else if (waitUntil) {
