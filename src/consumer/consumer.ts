@@ -185,8 +185,12 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
             });
             options.onAssign?.(partitions);
           },
-          // Attempts, records given up on and the dead-letter lookup are per assignment.
-          onRevoke: async (partitions) => retries.forget(partitions),
+          // Attempts, records given up on, the dead-letter lookup and a stop are per assignment: every way one ends
+          // (a revoke, a lost lease) calls this. A stopped partition is resumed before it goes (no timer would).
+          onRevoke: async (partitions) => {
+            const stopped = retries.forget(partitions);
+            if (stopped.length > 0) transportConsumer?.resume(stopped);
+          },
         });
         offsetsInTransaction =
           (options.offsetsInTransaction ?? true) &&

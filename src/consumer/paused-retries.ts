@@ -103,18 +103,23 @@ export class PausedRetries {
   }
 
   /**
-   * `partitions` were revoked: their attempts, records given up on and lookup are forgotten (a later assignment looks
-   * the dead letters up again: another member may have given up on records meanwhile). A pending resume stays: the
-   * client keeps a partition's pause across an unassignment and a later assignment of it, and that timer is what
-   * resumes it (librdkafka resets only its own pauses at an assignment); a stopped partition stays stopped.
+   * The assignment of `partitions` ended (revoked, its lease lost, the member closing): their attempts, records given up
+   * on, lookup and "stopped" mark are forgotten (a later assignment looks the dead letters up again: another member may
+   * have given up on records meanwhile, or got past the record that stopped the partition here). A pending resume
+   * stays: the client keeps a partition's pause across an unassignment and a later assignment of it, and that timer is
+   * what resumes it (librdkafka resets only its own pauses at an assignment). Returns the partitions that were
+   * stopped: the caller resumes them while they are still assigned, for the same reason (no timer would).
    */
-  forget(partitions: readonly TopicPartition[]): void {
+  forget(partitions: readonly TopicPartition[]): TopicPartition[] {
+    const stopped: TopicPartition[] = [];
     for (const partition of partitions) {
       const key = PausedRetries.#key(partition);
       this.#failing.delete(key);
       this.#settledAhead.delete(key);
       this.#lookedUp.delete(key);
+      if (this.#stopped.delete(key)) stopped.push({ topic: partition.topic, partition: partition.partition });
     }
+    return stopped;
   }
 
   /**

@@ -62,6 +62,16 @@ test('a revoke forgets the attempts, the records given up on and the lookup; its
   retries.close();
 });
 
+test('the end of an assignment forgets a stop and names the partition to resume', () => {
+  const retries = new PausedRetries(keyOf);
+  retries.stop(tp);
+  assert.equal(retries.isStopped(tp), true);
+  assert.deepEqual(retries.forget([tp]), [{ topic: tp.topic, partition: tp.partition }]);
+  assert.equal(retries.isStopped(tp), false, 'a later assignment starts unstopped');
+  assert.deepEqual(retries.forget([tp]), [], 'nothing left to resume');
+  retries.close();
+});
+
 test('a full page of dead letters is continued once a batch goes past its last offset', () => {
   const retries = new PausedRetries(keyOf);
   retries.lookedUp(
