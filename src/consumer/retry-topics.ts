@@ -21,6 +21,8 @@ export const RetryHeaders = {
   errorCode: 'effectively-error-code',
   errorMessage: 'effectively-error-message',
   errorStack: 'effectively-error-stack',
+  /** What a dead letter too large for its topic left out of the input (e.g. `value (2097152 bytes)`). */
+  dropped: 'effectively-dropped',
 } as const;
 
 const prefix = 'effectively-';
