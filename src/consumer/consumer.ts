@@ -128,6 +128,11 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     retries,
     givenUpFrom: (tp, from) =>
       store.givenUpFrom(db, { consumer: group, topic: tp.topic, partition: tp.partition, from }),
+    skewed: (record, skewMs) =>
+      logger.warn(
+        "a retry topic's record is due further away than the topic's delay (the forwarding member's clock is ahead, or the header was written by hand); tried now",
+        { topic: record.topic, partition: record.partition, offset: record.offset, skewMs },
+      ),
     lookupFailed: (tp, error) =>
       logger.warn('could not look up the dead letters of a partition; paused, and looked up again', {
         topic: tp.topic,

@@ -38,6 +38,8 @@ export interface PartitionWorkerContext {
     partition: TopicPartition,
     from: string,
   ) => Promise<{ letters: ReadonlyMap<string, string>; complete: boolean }>;
+  /** A retry topic's record due further away than the topic's delay (a clock ahead): taken now, logged here. */
+  skewed: (record: IncomingRecord, skewMs: number) => void;
   /** A dead-letter lookup failed for another reason than an outage or contention (logged; the batch comes again). */
   lookupFailed: (partition: TopicPartition, error: unknown) => void;
   concurrency: ResolvedConcurrency;
@@ -208,7 +210,12 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
     const givenUp = retries.givenUpIn(batch.records);
     const fresh =
       givenUp.size === 0 ? batch : { ...batch, records: batch.records.filter((r) => !givenUp.has(r.offset)) };
-    const { items, poison, waitUntil, others } = await prepareBatch(fresh, { retryTopics, group, decode });
+    const { items, poison, waitUntil, others } = await prepareBatch(fresh, {
+      retryTopics,
+      group,
+      decode,
+      onSkew: ctx.skewed,
+    });
     // Only those below where this batch stops taking records (a poison record, one not due): the rest come again.
     const cutoff = BigInt((poison ?? waitUntil)?.record.offset ?? batch.records.at(-1)?.offset ?? '0') + 1n;
     const passed = batch.records.filter((r) => givenUp.has(r.offset) && BigInt(r.offset) < cutoff);

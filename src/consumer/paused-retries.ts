@@ -1,6 +1,8 @@
 import type { IncomingRecord, TopicPartition } from '../transport/port.ts';
 import { partitionId } from '../transport/position.ts';
 
+const maxTimerMs = 2 ** 31 - 1;
+
 interface Failing {
   offset: string;
   attempts: number;
@@ -152,6 +154,8 @@ export class PausedRetries {
   resumeLater(partition: TopicPartition, delayMs: number, resume: () => void): void {
     const key = PausedRetries.#key(partition);
     if (this.#stopped.has(key)) return;
+    // Node fires a timer of more than 2^31-1 ms at once (1 ms): never more (the partition re-checks then).
+    delayMs = Math.min(Math.max(0, delayMs), maxTimerMs);
     const due = Date.now() + delayMs;
     const pending = this.#timers.get(key);
     if (pending && pending.due >= due) return;

@@ -89,3 +89,14 @@ test('a full page of dead letters is continued once a batch goes past its last o
   assert.equal(retries.lookupFrom(tp, [record(9), record(1000)]), undefined, 'complete');
   assert.deepEqual([...retries.givenUpIn([record(5), record(6), record(7)])], ['5', '7']);
 });
+
+test('a backoff longer than a timer can hold (2^31-1 ms) is clamped, never fired at once', async () => {
+  const retries = new PausedRetries(keyOf);
+  let resumed = 0;
+  retries.resumeLater(tp, 2 ** 31 + 1000, () => {
+    resumed += 1;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(resumed, 0, 'Node fires an overflowing timer after 1 ms: a pause/resume loop');
+  retries.close();
+});
