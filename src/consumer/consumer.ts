@@ -99,6 +99,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
         isOutage,
         logger,
         onOutcome: options.onOutcome,
+        faults: options.faults,
       })
     : undefined;
   const failures = new Failures({

@@ -46,7 +46,10 @@ function reasonOf(error: unknown): string {
 }
 
 /** What is moved past: a record of the transport (its offset), or a parked record (its row in `parked_records`). */
-export type Consumed = IncomingRecord | { parkedId: string };
+export type Consumed = IncomingRecord | { parkedId: string; record: IncomingRecord };
+
+/** How a settling ended: committed, stopped first, or (a parked record) found applied by another member meanwhile. */
+type Settled = 'done' | 'stopped' | 'gone';
 
 /**
  * The ways a consumer moves past a record it could not apply, each of them recorded before the offset moves on, and
@@ -58,20 +61,23 @@ export class Settler {
 
   /**
    * Runs `work` and moves past `consumed` (its offset; or, for a parked record, its parked row), retrying until it
-   * commits; false when stopped first.
+   * commits. A parked record no longer parked (another member's drainer applied it) is left alone: `'gone'`.
    */
   async #settle(
     consumed: Consumed,
     signal: AbortSignal,
     work: (tx: Queryable) => Promise<void>,
     progress: Progress | undefined,
-  ) {
+  ): Promise<Settled> {
     const moveOffset = !('parkedId' in consumed);
     const { db, logger, backoff } = this.ctx;
+    let gone = false;
     for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) return false;
+      if (signal.aborted) return 'stopped';
       try {
         await db.transaction(async (tx) => {
+          gone = !moveOffset && !(await this.ctx.keyOrder!.stillParked(tx, consumed));
+          if (gone) return;
           await work(tx);
           if (!moveOffset) await this.ctx.keyOrder!.unpark(tx, consumed.parkedId);
           else if (this.ctx.offsetsInTransaction()) {
@@ -85,15 +91,23 @@ export class Settler {
         if (isLeaseLost(error)) {
           // This member no longer holds the partition: its next holder settles the record again.
           logger.info('lease lost while recording a failed record; partition dropped', errorFields(error));
-          return false;
+          return 'stopped';
         }
         logger.warn('could not record a failed record; retrying', errorFields(error));
         await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
       }
     }
     // With a batch's progress, its caller moves the position (and commits it) once the record is finished.
+    if (gone) {
+      const { topic, offset } = 'parkedId' in consumed ? consumed.record : consumed;
+      logger.info('a parked record that failed here was applied by another member meanwhile; left as applied', {
+        topic,
+        offset,
+      });
+      return 'gone';
+    }
     if (moveOffset && !progress && !this.ctx.offsetsInTransaction()) this.commitInBackground(positionAfter(consumed));
-    return true;
+    return 'done';
   }
 
   /** The offset commit after the database commit does not hold up the next batch; a lost one means a deduplicated redelivery. */
@@ -110,8 +124,8 @@ export class Settler {
   }
 
   /** Moves past a record this group has nothing to do with (another group's record in a shared retry topic). */
-  moveOver(consumed: IncomingRecord, signal: AbortSignal, progress?: Progress): Promise<boolean> {
-    return this.#settle(consumed, signal, async () => undefined, progress);
+  async moveOver(consumed: IncomingRecord, signal: AbortSignal, progress?: Progress): Promise<boolean> {
+    return (await this.#settle(consumed, signal, async () => undefined, progress)) !== 'stopped';
   }
 
   /**
@@ -131,7 +145,7 @@ export class Settler {
       },
       progress,
     );
-    if (!done) return false;
+    if (done !== 'done') return done === 'gone';
     const { record, error, attempts } = input;
     logger.error('record dead-lettered', {
       topic: record.topic,
@@ -189,7 +203,7 @@ export class Settler {
       attempts,
       ...errorFields(error),
     });
-    return this.#settle(
+    const settled = await this.#settle(
       consumed,
       signal,
       async (tx) => {
@@ -197,5 +211,6 @@ export class Settler {
       },
       progress,
     );
+    return settled !== 'stopped';
   }
 }
