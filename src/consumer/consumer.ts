@@ -52,6 +52,8 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
   const logger = options.logger ?? stderrLogger;
   const { db, group, handler, batchHandler } = options;
   const groupSettings = loadSql(import.meta.url, 'group-settings.sql', schema);
+  const processedSql = loadSql(import.meta.url, 'processed.sql', schema);
+  const unclaimSql = loadSql(import.meta.url, 'unclaim.sql', schema);
   const applyIn = createApplier({ group, handler, batchHandler, dedup: loadSql(import.meta.url, 'dedup.sql', schema) });
   const decode = options.decode ?? decodeEvent;
   const isOutage = outageProbe(db);
@@ -85,6 +87,11 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     offsetsInTransaction: () => offsetsInTransaction,
     onDeadLetter: options.onDeadLetter,
     isPermanent: (error) => isPermanent(error, options.permanentErrors),
+    isProcessed: async (tx, eventId) => {
+      if ((await tx.query(processedSql, [group, eventId])).rowCount === 0) return true;
+      await tx.query(unclaimSql, [group, eventId]);
+      return false;
+    },
   });
   const drainer = keyOrder
     ? createDrainer({

@@ -26,6 +26,11 @@ export interface SettleContext {
   onDeadLetter: ConsumerOptions['onDeadLetter'];
   /** Whether retrying cannot help (such a record goes straight to the dead-letter topic). */
   isPermanent: (error: unknown) => boolean;
+  /**
+   * In the transaction giving up on it: whether the group already applied the event with this dedup key, waiting for
+   * a member applying it right now (its uncommitted dedup claim).
+   */
+  isProcessed: (tx: Queryable, eventId: string) => Promise<boolean>;
 }
 
 /** What a dead letter keeps: the record as produced, and why it failed. */
@@ -136,10 +141,15 @@ export class Settler {
     const { group, store, keyOrder, logger } = this.ctx;
     const eventId = eventKeyOfRecord(input.record); // the dedup key (source + id), what key holds compare
     let id: string | undefined;
+    let applied = false;
     const done = await this.#settle(
       consumed,
       signal,
       async (tx) => {
+        // A member that lost its partition meanwhile (a Kafka member past max.poll.interval.ms: nothing aborts its
+        // batch) may give up on a record the new owner has applied since: applied AND dead, a stale letter.
+        applied = eventId !== null && !('parkedId' in consumed) && (await this.ctx.isProcessed(tx, eventId));
+        if (applied) return;
         id = await store.keep(tx, { consumer: group, eventId, ...input });
         if (keyOrder && eventId) await keyOrder.hold(tx, input.record, eventId);
       },
@@ -147,6 +157,19 @@ export class Settler {
     );
     if (done !== 'done') return done === 'gone';
     const { record, error, attempts } = input;
+    if (applied) {
+      logger.warn(
+        'record failed here but was applied by another member meanwhile (this one lost its partition); no dead letter',
+        {
+          topic: record.topic,
+          partition: record.partition,
+          offset: record.offset,
+          group,
+          ...errorFields(error),
+        },
+      );
+      return true;
+    }
     logger.error('record dead-lettered', {
       topic: record.topic,
       partition: record.partition,
