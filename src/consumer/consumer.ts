@@ -22,6 +22,7 @@ import { createRetryTopics } from './prepare.ts';
 import { purgeProcessed } from './retention.ts';
 import { RetryTopics } from './retry-topics.ts';
 import { Settler } from './settle.ts';
+import { StartedRecords } from './started.ts';
 
 export type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
 
@@ -51,6 +52,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
   const store = deadLetterStore({ schema });
   const logger = options.logger ?? stderrLogger;
   const { db, group, handler, batchHandler } = options;
+  const started = new StartedRecords(db, { group, schema, maxAttempts, budget: maxBatchSize });
   const groupSettings = loadSql(import.meta.url, 'group-settings.sql', schema);
   const processedSql = loadSql(import.meta.url, 'processed.sql', schema);
   const unclaimSql = loadSql(import.meta.url, 'unclaim.sql', schema);
@@ -134,6 +136,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     settler,
     failures,
     retries,
+    started,
     givenUpFrom: (tp, from) =>
       store.givenUpFrom(db, { consumer: group, topic: tp.topic, partition: tp.partition, from }),
     skewed: (record, skewMs) =>
@@ -201,6 +204,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
           // Attempts, records given up on, the dead-letter lookup and a stop are per assignment: every way one ends
           // (a revoke, a lost lease) calls this. A stopped partition is resumed before it goes (no timer would).
           onRevoke: async (partitions) => {
+            started.forget(partitions);
             const stopped = retries.forget(partitions);
             if (stopped.length > 0) transportConsumer?.resume(stopped);
           },
@@ -227,6 +231,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
       closing ??= (async () => {
         clearInterval(purgeTimer);
         retries.close();
+        started.close();
         await starting?.catch(() => undefined);
         // The transport waits for the batch in flight and flushes its pending offset commits before it disconnects.
         const closed = Promise.all([transportConsumer?.close(), drainer?.close()]);
