@@ -206,7 +206,11 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
           onRevoke: async (partitions) => {
             started.forget(partitions);
             const stopped = retries.forget(partitions);
-            if (stopped.length > 0) transportConsumer?.resume(stopped);
+            try {
+              if (stopped.length > 0) transportConsumer?.resume(stopped);
+            } catch (error) {
+              logger.debug('resume of a stopped partition at the end of its assignment failed', errorFields(error));
+            }
           },
         });
         offsetsInTransaction =
