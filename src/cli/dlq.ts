@@ -48,6 +48,7 @@ function print(output: Output, letters: DeadLetter[], json: boolean, verb: strin
     output.log(JSON.stringify(letters.map(summary)));
     return;
   }
+  if (letters.length > 0) output.log('id\tconsumer\ttopic[partition]@offset\tcode\tattempts\treason');
   for (const l of letters) {
     const line = `${l.id}\t${l.consumer}\t${l.topic}[${l.partition}]@${l.offset}\t${l.code}\t${l.attempts}x\t${l.reason.slice(0, 80)}`;
     output.log(printable(line));
