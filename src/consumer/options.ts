@@ -8,6 +8,7 @@ import type { PermanentErrors } from './classify.ts';
 import type { Concurrency } from './lanes.ts';
 import type { RetryTopicsOptions } from './retry-topics.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
+import type { ConsumerStats } from './watch.ts';
 
 /** Options of `createConsumer()`; defaults are given on each field. `T`: the type of the events' `data`. */
 export interface ConsumerOptions<T = unknown> {
@@ -115,6 +116,10 @@ export interface EffectivelyConsumer {
   pause(): void;
   resume(): void;
   readonly paused: boolean;
+  /** True from a resolved `start()` until `close()`: for a liveness check. */
+  isRunning(): boolean;
+  /** The partitions held, events applied and duplicates passed over since start: for a readiness check or a metric. */
+  stats(): ConsumerStats;
   close(options?: CloseOptions): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
