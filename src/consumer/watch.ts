@@ -38,7 +38,7 @@ function waitingFor(options: WatchOptions): string {
     return `${none}: waiting for the partitions' leases. A member that stopped without close() holds its leases until they run out (leaseMs, default 5 s); a group with more members than partitions leaves some members none`;
   const restart =
     options.instanceId === undefined
-      ? "A restarted member waits for the group to drop the member it replaces, when that member's session expires (sessionTimeoutMs, 45 s by default): set `instanceId` (static membership, one stable id per process) and a restart takes its partitions back at once"
+      ? "A restarted member waits for the group to drop the member it replaces, when that member's session expires (sessionTimeoutMs, 30 s by default): set `instanceId` (static membership, one stable id per process) and a restart takes its partitions back at once"
       : `With instanceId ${options.instanceId} (static membership) a restart takes its partitions back once the broker sees the member again`;
   return `${none}: waiting for the group coordinator to assign them. ${restart}. A group with more members than partitions leaves some members none; a topic that does not exist has none to assign`;
 }
