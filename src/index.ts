@@ -43,7 +43,7 @@ export type { ConsumerStats } from './consumer/watch.ts';
 // db
 export { type MigrateOptions, type MigrateResult, migrate } from './db/migrate.ts';
 export { defaultDatabaseUrl, type PgDbOptions, pgDb } from './db/pg.ts';
-export { type PgliteDbOptions, pgliteDb } from './db/pglite.ts';
+export { type EmbeddedDb, type PgliteDbOptions, pgliteDb } from './db/pglite.ts';
 export type { Db, Queryable } from './db/port.ts';
 export { isConnectionLost, isTransientDbError, sqlState } from './db/sqlstate.ts';
 // dead letters

@@ -65,7 +65,11 @@ export interface ConsumerOptions<T = unknown> {
    * record stops its partition with an error log and its offset stays uncommitted.
    */
   deadLetters?: boolean;
-  /** Called once a record is kept as a dead letter (after the database committed it). */
+  /**
+   * Called once a record is kept as a dead letter (after the database committed it). `letter.id` is the dead letter's
+   * row id in `dead_letters` (what `dlq show|redrive|discard --ids` takes; undefined when that record was kept
+   * already), not the event's id: that one is `eventIdOfRecord(letter.record)`.
+   */
   onDeadLetter?: (letter: { id: string | undefined; record: IncomingRecord; error: unknown; attempts: number }) => void;
   /** Called when a record stops its partition (only with `deadLetters: false`). */
   onStopped?: (record: IncomingRecord, error: unknown) => void;

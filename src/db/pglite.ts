@@ -6,6 +6,16 @@ import type { Db } from './port.ts';
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** What `pgliteDb()` returns: a `Db`, and the PGlite instance under it. */
+export interface EmbeddedDb extends Db {
+  /**
+   * The `PGlite` instance (`@electric-sql/pglite`), for its own API (`dumpDataDir`, `exec`, extensions): cast it,
+   * `db.pglite as PGlite`. Typed `unknown` so that PGlite's declaration files stay out of your type check (with
+   * `skipLibCheck: false` they need DOM and Emscripten types), even when you never use the embedded mode.
+   */
+  readonly pglite: unknown;
+}
+
 export interface PgliteDbOptions {
   /** A data folder (kept across runs; one process at a time), or in memory when absent. */
   dataDir?: string;
@@ -17,7 +27,7 @@ export interface PgliteDbOptions {
  * second connection while holding one: it would wait forever. It never fsyncs: fine for a demo or a single machine that
  * can afford to lose the last moments on power loss, not for money.
  */
-export async function pgliteDb(options: PgliteDbOptions = {}): Promise<Db & { pglite: PGlite }> {
+export async function pgliteDb(options: PgliteDbOptions = {}): Promise<EmbeddedDb> {
   const pglite = await PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
   const db = pgDb(pool);
