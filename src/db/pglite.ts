@@ -7,6 +7,16 @@ import { singleSessionGuard } from './single-session.ts';
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** What `pgliteDb()` returns: a `Db`, and the PGlite instance under it. */
+export interface EmbeddedDb extends Db {
+  /**
+   * The `PGlite` instance (`@electric-sql/pglite`), for its own API (`dumpDataDir`, `exec`, extensions): cast it,
+   * `db.pglite as PGlite`. Typed `unknown` so that PGlite's declaration files stay out of your type check (with
+   * `skipLibCheck: false` they need DOM and Emscripten types), even when you never use the embedded mode.
+   */
+  readonly pglite: unknown;
+}
+
 export interface PgliteDbOptions {
   /** A data folder (kept across runs; one process at a time), or in memory when absent. */
   dataDir?: string;
@@ -25,7 +35,7 @@ export const unguardedForTests = Symbol('effectively.pglite.unguarded');
  */
 export async function pgliteDb(
   options: PgliteDbOptions & { [unguardedForTests]?: boolean } = {},
-): Promise<Db & { pglite: PGlite }> {
+): Promise<EmbeddedDb> {
   const guard = options[unguardedForTests] ? undefined : singleSessionGuard();
   const pglite = await PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
