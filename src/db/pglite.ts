@@ -33,9 +33,7 @@ export const unguardedForTests = Symbol('effectively.pglite.unguarded');
  * `EFF_NESTED_TRANSACTION` instead of waiting for ever (see `single-session.ts`). It never fsyncs: fine for a demo
  * or a single machine that can afford to lose the last moments on power loss, not for money.
  */
-export async function pgliteDb(
-  options: PgliteDbOptions & { [unguardedForTests]?: boolean } = {},
-): Promise<EmbeddedDb> {
+export async function pgliteDb(options: PgliteDbOptions & { [unguardedForTests]?: boolean } = {}): Promise<EmbeddedDb> {
   const guard = options[unguardedForTests] ? undefined : singleSessionGuard();
   const pglite = await PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
