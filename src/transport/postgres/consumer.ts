@@ -15,6 +15,7 @@ import type {
 } from '../port.ts';
 import { keyOf, shareOf } from './assignment.ts';
 import { decodeHeaders } from './codec.ts';
+import { linked } from './linked.ts';
 import type { ResolvedPostgresOptions } from './options.ts';
 import { Slots } from './slots.ts';
 
@@ -59,22 +60,6 @@ function leaseLost(group: string, tp: TopicPartition): EffectivelyError {
     `lease lost: another member of group ${group} holds ${tp.topic}[${tp.partition}] now; this member committed nothing of it`,
     { retryable: true, details: { leaseLost: true, topic: tp.topic, partition: tp.partition } },
   );
-}
-
-/** A signal aborted as soon as any of `signals` is (AbortSignal.any without listeners left on long-lived signals). */
-function linked(signals: AbortSignal[]): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
-  for (const signal of signals) {
-    if (signal.aborted) controller.abort(signal.reason);
-    else signal.addEventListener('abort', onAbort, { once: true });
-  }
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      for (const signal of signals) signal.removeEventListener('abort', onAbort);
-    },
-  };
 }
 
 /**
