@@ -39,7 +39,7 @@ const pglite = () => {
 
 /** Settles with the promise, or with 'pending' when it has not settled once `ms` have passed. */
 const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'pending'> =>
-  Promise.race([promise, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms).unref())]);
+  Promise.race([promise, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
 
 const count = async (db: Db, schema: string) =>
   Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox`)).rows[0]!.n);
