@@ -2,6 +2,7 @@ import type { Db } from '../db/port.ts';
 import { EffectivelyError } from '../errors.ts';
 import { type CommandValues, parseCommandArgs } from './args.ts';
 import { dlqCommand } from './dlq.ts';
+import { doctorCommand } from './doctor.ts';
 import { effectsCommand } from './effects.ts';
 import { migrateCommand } from './migrate.ts';
 import { outboxCommand } from './outbox.ts';
@@ -16,9 +17,11 @@ export const operatorUsage = `  migrate [--schema s]                         app
   effects list [--status s] [--kind k] [--limit n] [--json] | revive --ids a,b | cancel --ids a,b
           | purge --older-than 30d             the effects ledger (purge: done and cancelled effects)
   outbox refused [--json] | retry --seqs a,b|--all | discard --seqs a,b
-                                               outbox rows the transport refused for good`;
+                                               outbox rows the transport refused for good
+  doctor [--transport kafka|postgres] [--consumer g,h] [--topic a,b] [--max-lag n] [--stuck-after 5m] [--json]
+                                               is this setup healthy? a line per finding; exit 0 healthy, 1 not`;
 
-export const operatorCommands = new Set(['migrate', 'dlq', 'effects', 'outbox']);
+export const operatorCommands = new Set(['migrate', 'dlq', 'effects', 'outbox', 'doctor']);
 
 type Run = (db: Db, action: string | undefined, values: CommandValues, output: Output) => Promise<number>;
 
@@ -61,6 +64,8 @@ const commands: Record<string, Run> = {
       },
       output,
     ),
+  doctor: (db, _action, values, output) =>
+    doctorCommand(db, { ...values, maxLag: values['max-lag'], stuckAfter: values['stuck-after'] }, output),
   outbox: (db, action, values, output) =>
     outboxCommand(db, action, { schema: values.schema, seqs: values.seqs, all: values.all, json: values.json }, output),
 };
