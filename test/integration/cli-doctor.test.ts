@@ -11,6 +11,7 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { KafkaJS } from '../../src/transport/kafka/client.ts';
 import { defaultBrokers } from '../../src/transport/kafka/config.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { runCli } from '../support/cli.ts';
 import { freshSchema, randomName } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
@@ -171,5 +172,30 @@ test('doctor: a stuck outbox row, a refused row and an abandoned embedded lease 
   assert.match(
     abandoned.text,
     /warn +leases +1 embedded-log leases abandoned \(groups billing\); the oldest: orders\[0\] of billing, expired 1h ago/,
+  );
+});
+
+test('doctor --transport postgres: the lag of a group on the embedded log, its topics found from its offsets', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  await declareGroup(db, schema, 'billing', null);
+  const producer = postgresTransport({ db, schema }).producer();
+  t.after(() => producer.close());
+  await producer.send([
+    { topic: 'orders', key: 'a', value: Buffer.from('1'), headers: {} },
+    { topic: 'orders', key: 'b', value: Buffer.from('2'), headers: {} },
+  ]);
+  await db.query(
+    `INSERT INTO ${schema}.log_offsets (group_id, topic, partition, next_offset)
+     SELECT 'billing', topic, partition, 0 FROM ${schema}.log_partitions WHERE topic = 'orders'`,
+  );
+  const within = await doctor(db, schema, '--transport', 'postgres', '--max-lag', '2');
+  assert.equal(within.code, 0, within.text);
+  assert.match(within.text, /ok +lag +group billing: lag 2 records on \d+ partitions of orders/);
+  const over = await doctor(db, schema, '--transport', 'postgres', '--max-lag', '1');
+  assert.equal(over.code, 1, over.text);
+  assert.match(
+    over.text,
+    /warn +lag +group billing: lag 2 records on \d+ partitions of orders, the most on orders\[\d+\] \(\d\) \(over 1\) — check that the group runs/,
   );
 });

@@ -25,7 +25,7 @@ export function healthy(findings: readonly Finding[]): boolean {
 
 /** `fail  retention   orders: ... — fix: ...`, one line, control characters shown (names come from outside). */
 export function findingLine(f: Finding): string {
-  return printable(`${f.level.padEnd(4)}  ${f.check.padEnd(12)}  ${f.what}${f.fix ? ` — ${f.fix}` : ''}`);
+  return printable(`${f.level.padEnd(4)}  ${f.check.padEnd(14)}  ${f.what}${f.fix ? ` — ${f.fix}` : ''}`);
 }
 
 /** `86400000` → `1d`, `5400000` → `90m`: the largest unit that divides it, for the lines. */
