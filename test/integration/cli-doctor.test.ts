@@ -5,15 +5,17 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { operatorCommand } from '../../src/cli/operator.ts';
 import { collectedOutput } from '../../src/cli/output.ts';
+import { createConsumer } from '../../src/consumer/consumer.ts';
 import type { Db } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
+import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { KafkaJS } from '../../src/transport/kafka/client.ts';
 import { defaultBrokers } from '../../src/transport/kafka/config.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { runCli } from '../support/cli.ts';
-import { freshSchema, randomName } from '../support/fixtures.ts';
+import { eventually, freshSchema, randomName } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
 const day = 86_400_000;
@@ -197,5 +199,44 @@ test('doctor --transport postgres: the lag of a group on the embedded log, its t
   assert.match(
     over.text,
     /warn +lag +group billing: lag 2 records on \d+ partitions of orders, the most on orders\[\d+\] \(\d\) \(over 1\) — check that the group runs/,
+  );
+});
+
+test('doctor without --topic: a running consumer declares its group, the doctor finds its topics from its offsets', async (t) => {
+  if (!(await needs(t, 'postgres', 'kafka'))) return;
+  const { db, schema } = await freshSchema(t);
+  const group = randomName('g');
+  const topic = randomName('kept').replace('_', '-');
+  await topics(t, [{ topic, partitions: 1, retentionMs: 30 * day }]);
+  const transport = kafkaTransport({ clientId: 'effectively-test' });
+  const consumer = createConsumer({
+    db,
+    schema,
+    transport,
+    group,
+    topics: [topic],
+    logger: silentLogger,
+    retention: { keepMs: day },
+    handler: async () => undefined,
+  });
+  t.after(() => consumer.close());
+  await consumer.start();
+  const producer = transport.producer();
+  t.after(() => producer.close());
+  // No event id: kept as a dead letter, and its offset committed all the same.
+  await producer.send([{ topic, key: 'a', value: Buffer.from('{}'), headers: {} }]);
+  let report = await doctor(db, schema, '--consumer', group);
+  await eventually(
+    async () => {
+      report = await doctor(db, schema, '--consumer', group);
+      return new RegExp(`lag +group ${group}: lag 0 records on 1 partitions of ${topic}`).test(report.text);
+    },
+    20_000,
+    'the group to commit',
+  );
+  assert.equal(report.code, 1, report.text);
+  assert.match(
+    report.text,
+    new RegExp(`warn +retention +${topic}: retention.ms 30d against the dedup retention 1d of group ${group}`),
   );
 });
