@@ -50,12 +50,15 @@ async function guarded(check: string, run: () => Promise<Finding | Finding[]>): 
   }
 }
 
+/** How long the brokers may take to answer the doctor's first request. */
+const brokerTimeoutMs = 3000;
+
 async function kafkaChecks(_db: Db, settings: Settings, groups: GroupRetention[]): Promise<Finding[]> {
   const brokers = defaultBrokers();
   let admin: Awaited<ReturnType<typeof kafkaAdmin>> | undefined;
   const reached = await guarded('kafka', async () => {
-    admin = await kafkaAdmin(brokers, 5000);
-    const topics = await admin.listTopics({ timeout: 5000 });
+    admin = await kafkaAdmin(brokers, brokerTimeoutMs);
+    const topics = await admin.listTopics({ timeout: brokerTimeoutMs });
     return finding('ok', 'kafka', `reachable at ${brokers.join(',')} (${topics.length} topics)`);
   });
   if (reached[0]?.level !== 'ok' || !admin) {

@@ -6,6 +6,7 @@ import { type TestContext, test } from 'node:test';
 import { operatorCommand } from '../../src/cli/operator.ts';
 import { collectedOutput } from '../../src/cli/output.ts';
 import { createConsumer } from '../../src/consumer/consumer.ts';
+import { pgDb } from '../../src/db/pg.ts';
 import type { Db } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
@@ -239,4 +240,25 @@ test('doctor without --topic: a running consumer declares its group, the doctor 
     report.text,
     new RegExp(`warn +retention +${topic}: retention.ms 30d against the dedup retention 1d of group ${group}`),
   );
+});
+
+test('doctor: a database or brokers that do not answer are a fail line each, exit 1', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const nowhere = pgDb({ connectionString: 'postgres://postgres@127.0.0.1:1/postgres', max: 1 });
+  t.after(() => nowhere.close());
+  const noDatabase = await doctor(nowhere, 'effectively');
+  assert.equal(noDatabase.code, 1, noDatabase.text);
+  assert.match(noDatabase.lines[0] ?? '', /^fail +postgres +not reachable: .*ECONNREFUSED.* — check DATABASE_URL/);
+  assert.equal(noDatabase.lines.length, 2, 'nothing else is checked without a database');
+
+  const { db, schema } = await freshSchema(t);
+  const brokers = process.env.KAFKA_BROKERS;
+  process.env.KAFKA_BROKERS = '127.0.0.1:1';
+  const noKafka = await doctor(db, schema).finally(() => {
+    if (brokers === undefined) delete process.env.KAFKA_BROKERS;
+    else process.env.KAFKA_BROKERS = brokers;
+  });
+  assert.equal(noKafka.code, 1, noKafka.text);
+  assert.match(noKafka.text, /ok +migrations/);
+  assert.match(noKafka.text, /fail +kafka +could not check: .* — check KAFKA_BROKERS \(127\.0\.0\.1:1\)/);
 });
