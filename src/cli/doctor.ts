@@ -73,17 +73,20 @@ async function kafkaChecks(_db: Db, settings: Settings, groups: GroupRetention[]
   try {
     const readers = new Map<string, GroupRetention[]>();
     const topicsOf = new Map<string, string[]>();
+    const findings = [...reached];
     for (const group of groups) {
-      const topics = settings.topics ?? (await committedTopics(client, group.name));
-      topicsOf.set(group.name, topics);
-      for (const topic of topics) readers.set(topic, [...(readers.get(topic) ?? []), group]);
+      const found = await guarded('groups', async () => {
+        topicsOf.set(group.name, settings.topics ?? (await committedTopics(client, group.name)));
+        return [];
+      });
+      findings.push(...found.map((f) => ({ ...f, what: `group ${group.name}: its topics, ${f.what}` })));
+      for (const topic of topicsOf.get(group.name) ?? []) readers.set(topic, [...(readers.get(topic) ?? []), group]);
     }
     for (const topic of settings.topics ?? []) if (!readers.has(topic)) readers.set(topic, []);
-    const findings = [
-      ...reached,
+    findings.push(
       ...(await guarded('retention', () => checkRetention(brokers[0]!, readers))),
       ...(await guarded('dlt', () => checkDeadLetterPartitions(client, [...readers.keys()]))),
-    ];
+    );
     for (const group of groups)
       findings.push(
         ...(await guarded('lag', () =>

@@ -2,7 +2,8 @@ import { migrations } from '../../db/migrate.ts';
 import type { Db } from '../../db/port.ts';
 import { type Finding, finding } from './finding.ts';
 
-function oneLine(error: unknown): string {
+/** An error's message on one line. */
+export function oneLine(error: unknown): string {
   return String((error as Error).message ?? error)
     .replace(/\s+/g, ' ')
     .trim();
@@ -51,5 +52,3 @@ export async function checkMigrations(db: Db, schema: string): Promise<Finding> 
     );
   return finding('ok', 'migrations', `schema ${schema} is at migration ${current}, current`);
 }
-
-export { oneLine };
