@@ -121,7 +121,17 @@ export async function doctorFindings(db: Db, settings: Settings, transport: stri
   findings.push(...(await guarded('outbox-refused', () => checkOutboxRefused(db, schema))));
   findings.push(...(await guarded('leases', () => checkLeases(db, schema, stuckAfterMs))));
   const groups = await consumerGroups(db, schema, settings.groups);
-  if (groups.length === 0)
+  const unknown = settings.groups?.filter((name) => !groups.some((group) => group.name === name)) ?? [];
+  if (unknown.length > 0)
+    findings.push(
+      finding(
+        'warn',
+        'groups',
+        `no consumer group ${unknown.join(', ')} declared in schema ${schema}`,
+        'check the name and --schema; a consumer declares its group when it starts',
+      ),
+    );
+  else if (groups.length === 0)
     findings.push(finding('skip', 'groups', 'no consumer group declared in this schema (a consumer does at start)'));
   findings.push(...(await (transport === 'postgres' ? embeddedChecks : kafkaChecks)(db, settings, groups)));
   return findings;

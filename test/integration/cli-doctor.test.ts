@@ -197,6 +197,10 @@ test('doctor --transport postgres: the lag of a group on the embedded log, its t
   assert.match(within.text, /ok +lag +group billing: lag 2 records on \d+ partitions of orders/);
   const over = await doctor(db, schema, '--transport', 'postgres', '--max-lag', '1');
   assert.equal(over.code, 1, over.text);
+  const ghost = await doctor(db, schema, '--transport', 'postgres', '--consumer', 'billing,ghost', '--max-lag', '2');
+  assert.equal(ghost.code, 1, ghost.text);
+  assert.match(ghost.text, /warn +groups +no consumer group ghost declared in schema .* — check the name/);
+  assert.match(ghost.text, /ok +lag +group billing/);
   assert.match(
     over.text,
     /warn +lag +group billing: lag 2 records on \d+ partitions of orders, the most on orders\[\d+\] \(\d\) \(over 1\) — check that the group runs/,
