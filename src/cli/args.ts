@@ -17,7 +17,7 @@ const options = {
   until: { type: 'string' },
   force: { type: 'boolean', default: false },
   all: { type: 'boolean', default: false },
-  transport: { type: 'string', default: 'kafka' },
+  transport: { type: 'string' },
   json: { type: 'boolean', default: false },
   'dry-run': { type: 'boolean', default: false },
   url: { type: 'string' },

@@ -22,7 +22,7 @@ export interface DoctorArgs {
   /** Topics to look at, comma-separated (default: the topics each group committed offsets on). */
   topic?: string | undefined;
   /** `kafka` (default: the brokers of KAFKA_BROKERS) or `postgres` (the embedded log in the same database). */
-  transport: string;
+  transport?: string | undefined;
   /** A group's lag (records) above which it is a warning (default 10000). */
   maxLag?: string | undefined;
   /** How long the oldest outbox row, or an expired embedded lease, may wait before it is a warning (default 5m). */
@@ -140,12 +140,13 @@ export async function doctorFindings(db: Db, settings: Settings, transport: stri
 /** effectively doctor: prints the findings (or `--json`), resolves to 0 when healthy, 1 when not, 2 on bad usage. */
 export async function doctorCommand(db: Db, args: DoctorArgs, output: Output = consoleOutput): Promise<number> {
   const maxLag = args.maxLag === undefined ? 10_000 : Number(args.maxLag);
+  const transport = args.transport ?? 'kafka';
   const stuckAfterMs = args.stuckAfter === undefined ? 300_000 : durationMs(args.stuckAfter);
   if (
     !Number.isSafeInteger(maxLag) ||
     maxLag < 0 ||
     stuckAfterMs === undefined ||
-    !['kafka', 'postgres'].includes(args.transport)
+    !['kafka', 'postgres'].includes(transport)
   ) {
     output.error(usage);
     return 2;
@@ -157,7 +158,7 @@ export async function doctorCommand(db: Db, args: DoctorArgs, output: Output = c
     maxLag,
     stuckAfterMs,
   };
-  const findings = await doctorFindings(db, settings, args.transport);
+  const findings = await doctorFindings(db, settings, transport);
   const ok = healthy(findings);
   if (args.json) output.log(JSON.stringify({ healthy: ok, findings }));
   else {

@@ -8,18 +8,7 @@ import { migrateCommand } from './migrate.ts';
 import { outboxCommand } from './outbox.ts';
 import { consoleOutput, type Output } from './output.ts';
 import { printable } from './printable.ts';
-
-export const operatorUsage = `  migrate [--schema s]                         apply the library's migrations
-  dlq list|show|redrive|discard [filters]      dead letters: --consumer --topic --code --ids --status --since
-                                               --until --limit, --transport kafka|postgres (redrive), --dry-run,
-                                               --force (redrive beyond the dedup retention), --json;
-                                               redrive with no filter asks for --all
-  effects list [--status s] [--kind k] [--limit n] [--json] | revive --ids a,b | cancel --ids a,b
-          | purge --older-than 30d             the effects ledger (purge: done and cancelled effects)
-  outbox refused [--json] | retry --seqs a,b|--all | discard --seqs a,b
-                                               outbox rows the transport refused for good
-  doctor [--transport kafka|postgres] [--consumer g,h] [--topic a,b] [--max-lag n] [--stuck-after 5m] [--json]
-                                               is this setup healthy? a line per finding; exit 0 healthy, 1 not`;
+import { operatorUsage } from './usage.ts';
 
 export const operatorCommands = new Set(['migrate', 'dlq', 'effects', 'outbox', 'doctor']);
 

@@ -22,6 +22,7 @@ import { createRetryTopics } from './prepare.ts';
 import { purgeProcessed } from './retention.ts';
 import { RetryTopics } from './retry-topics.ts';
 import { Settler } from './settle.ts';
+import { consumerWatch } from './watch.ts';
 
 export type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
 
@@ -62,6 +63,14 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     if (problem !== undefined) throw invalidOptions('topics', `\`${storableText(topic).slice(0, 300)}\` ${problem}`);
   }
   const keyOrder = options.keyOrdered ? new KeyOrder(schema, group) : undefined;
+  const watch = consumerWatch({
+    group,
+    topics: options.topics,
+    transport: options.transport.name,
+    instanceId: options.instanceId,
+    logger,
+  });
+  const onOutcome = watch.outcome(options.onOutcome);
   const concurrency = resolveConcurrency(options.concurrency);
 
   let transportConsumer: Consumer | undefined;
@@ -98,7 +107,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
         decode,
         isOutage,
         logger,
-        onOutcome: options.onOutcome,
+        onOutcome,
       })
     : undefined;
   const failures = new Failures({
@@ -140,7 +149,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     held: () => held,
     hold: (tp: TopicPartition) => heldPartitions.set(partitionId(tp), tp),
     faults: options.faults,
-    onOutcome: options.onOutcome,
+    onOutcome,
   });
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
@@ -179,19 +188,20 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
           ...(options.prefetchKb === undefined ? {} : { prefetchKb: options.prefetchKb }),
           ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
           onAssign: (partitions) => {
-            logger.info('partitions assigned', {
-              group,
-              partitions: partitions.map((p) => `${p.topic}[${p.partition}]`),
-            });
+            watch.assigned(partitions); // logged at info
             options.onAssign?.(partitions);
           },
           // Attempts, records given up on and the dead-letter lookup are per assignment.
-          onRevoke: async (partitions) => retries.forget(partitions),
+          onRevoke: async (partitions) => {
+            watch.revoked(partitions);
+            return retries.forget(partitions);
+          },
         });
         offsetsInTransaction =
           (options.offsetsInTransaction ?? true) &&
           Boolean(transportConsumer.commitWithin && transportConsumer.usesDb?.(db));
         await transportConsumer.run(handleBatch);
+        watch.started();
         void warnOfMissingTopics(options.transport, options.topics, logger);
         drainer?.start();
         if (retention) {
@@ -208,6 +218,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     },
     close({ timeoutMs = 10_000 } = {}) {
       closing ??= (async () => {
+        watch.closed();
         clearInterval(purgeTimer);
         retries.close();
         await starting?.catch(() => undefined);
@@ -238,6 +249,8 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     get paused() {
       return held;
     },
+    isRunning: watch.isRunning,
+    stats: watch.stats,
     [Symbol.asyncDispose]() {
       return consumer.close();
     },
@@ -256,7 +269,10 @@ async function warnOfMissingTopics(transport: Transport, topics: string[], logge
     for (const topic of topics.filter((name) => !existing.has(name))) {
       logger.warn(`waiting for topic ${topic}: it does not exist yet; the consumer picks it up once created`, {
         topic,
-        hint: `npx effectively topics create ${topic}`,
+        hint:
+          transport.name === 'kafka'
+            ? `npx effectively topics create ${topic}`
+            : 'the embedded log creates it with the first event sent to it (the relay), or transport.admin().createTopics()',
       });
     }
   } catch (error) {

@@ -7,6 +7,16 @@ import { singleSessionGuard } from './single-session.ts';
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** What `pgliteDb()` returns: a `Db`, and the PGlite instance under it. */
+export interface EmbeddedDb extends Db {
+  /**
+   * The `PGlite` instance (`@electric-sql/pglite`), for its own API (`dumpDataDir`, `exec`, extensions): cast it,
+   * `db.pglite as PGlite`. Typed `unknown` so that PGlite's declaration files stay out of your type check (with
+   * `skipLibCheck: false` they need DOM and Emscripten types), even when you never use the embedded mode.
+   */
+  readonly pglite: unknown;
+}
+
 export interface PgliteDbOptions {
   /** A data folder (kept across runs; one process at a time), or in memory when absent. */
   dataDir?: string;
@@ -23,9 +33,7 @@ export const unguardedForTests = Symbol('effectively.pglite.unguarded');
  * `EFF_NESTED_TRANSACTION` instead of waiting for ever (see `single-session.ts`). It never fsyncs: fine for a demo
  * or a single machine that can afford to lose the last moments on power loss, not for money.
  */
-export async function pgliteDb(
-  options: PgliteDbOptions & { [unguardedForTests]?: boolean } = {},
-): Promise<Db & { pglite: PGlite }> {
+export async function pgliteDb(options: PgliteDbOptions & { [unguardedForTests]?: boolean } = {}): Promise<EmbeddedDb> {
   const guard = options[unguardedForTests] ? undefined : singleSessionGuard();
   const pglite = await PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
