@@ -14,6 +14,7 @@ import { checkLeases } from './doctor/leases.ts';
 import { checkOutboxAge, checkOutboxRefused } from './doctor/outbox.ts';
 import { durationMs } from './effects.ts';
 import { consoleOutput, type Output } from './output.ts';
+import { commandUsage } from './usage.ts';
 
 export interface DoctorArgs {
   schema: string;
@@ -37,9 +38,6 @@ interface Settings {
   maxLag: number;
   stuckAfterMs: number;
 }
-
-const usage =
-  'usage: effectively doctor [--transport kafka|postgres] [--consumer g,h] [--topic a,b] [--max-lag n] [--stuck-after 5m] [--json]';
 
 /** A check that throws is a failure of that check, said in one line; the other checks still run. */
 async function guarded(check: string, run: () => Promise<Finding | Finding[]>): Promise<Finding[]> {
@@ -148,7 +146,7 @@ export async function doctorCommand(db: Db, args: DoctorArgs, output: Output = c
     stuckAfterMs === undefined ||
     !['kafka', 'postgres'].includes(transport)
   ) {
-    output.error(usage);
+    output.error(`usage: effectively\n${commandUsage.doctor}`);
     return 2;
   }
   const settings = {

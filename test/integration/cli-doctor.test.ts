@@ -142,6 +142,9 @@ test('doctor: a stuck outbox row, a refused row and an abandoned embedded lease 
       createEvent({ topic: 'orders', type: 'x', source: '/t', key: 'k', data: {} }),
     ]),
   );
+  const badUsage = collectedOutput();
+  assert.equal(await operatorCommand(db, ['doctor', '--schema', schema, '--stuck-after', '5 minutes'], badUsage), 2);
+  assert.match(badUsage.errors.join('\n'), /usage: effectively\n {2}doctor /);
   const fresh = await run();
   assert.equal(fresh.code, 0, fresh.text);
   assert.match(fresh.text, /ok +outbox +1 rows pending/);
