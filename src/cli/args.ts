@@ -28,6 +28,8 @@ const options = {
   concurrency: { type: 'string' },
   body: { type: 'string' },
   lookup: { type: 'boolean', default: false },
+  'max-lag': { type: 'string' },
+  'stuck-after': { type: 'string' },
 } as const;
 
 /** A command's arguments (after the command's name). Throws on an unknown option or a missing value. */

@@ -2,6 +2,7 @@ import type { Db } from '../db/port.ts';
 import { EffectivelyError } from '../errors.ts';
 import { type CommandValues, parseCommandArgs } from './args.ts';
 import { dlqCommand } from './dlq.ts';
+import { doctorCommand } from './doctor.ts';
 import { effectsCommand } from './effects.ts';
 import { migrateCommand } from './migrate.ts';
 import { outboxCommand } from './outbox.ts';
@@ -9,7 +10,7 @@ import { consoleOutput, type Output } from './output.ts';
 import { printable } from './printable.ts';
 import { operatorUsage } from './usage.ts';
 
-export const operatorCommands = new Set(['migrate', 'dlq', 'effects', 'outbox']);
+export const operatorCommands = new Set(['migrate', 'dlq', 'effects', 'outbox', 'doctor']);
 
 type Run = (db: Db, action: string | undefined, values: CommandValues, output: Output) => Promise<number>;
 
@@ -52,6 +53,8 @@ const commands: Record<string, Run> = {
       },
       output,
     ),
+  doctor: (db, _action, values, output) =>
+    doctorCommand(db, { ...values, maxLag: values['max-lag'], stuckAfter: values['stuck-after'] }, output),
   outbox: (db, action, values, output) =>
     outboxCommand(db, action, { schema: values.schema, seqs: values.seqs, all: values.all, json: values.json }, output),
 };

@@ -22,10 +22,14 @@ export const commandUsage: Record<string, string> = {
           | purge --older-than 30d             the effects ledger (purge: done and cancelled effects)`,
   outbox: `  outbox refused [--json] | retry --seqs a,b|--all | discard --seqs a,b
                                                outbox rows the transport refused for good`,
+  doctor: `  doctor [--transport kafka|postgres] [--consumer g,h] [--topic a,b] [--max-lag n] [--stuck-after 5m] [--json]
+                                               is this setup healthy? a line per finding; exit 0 healthy, 1 not`,
 };
 
 /** The operator commands' part (what `operatorCommand` runs in an application). */
-export const operatorUsage = ['migrate', 'dlq', 'effects', 'outbox'].map((name) => commandUsage[name]).join('\n');
+export const operatorUsage = ['migrate', 'dlq', 'effects', 'outbox', 'doctor']
+  .map((name) => commandUsage[name])
+  .join('\n');
 
 const environment = `environment: DATABASE_URL (the database; commands that change it refuse to run without it), KAFKA_BROKERS
   (default 127.0.0.1:9092), EFFECTIVELY_SCHEMA (the library's schema, default effectively; --schema s overrides it).
