@@ -12,7 +12,7 @@ import {
 } from '../shared/events.ts';
 import { sqlFile } from '../shared/sql.ts';
 
-type Change = { seats_left: number; version: number };
+export type Change = { seats_left: number; version: number };
 
 /** A record the inventory cannot act on is permanent: the consumer keeps it as a dead letter and goes on. */
 export function checkOrderEvent<T extends OrderEvent>(data: unknown): T {
@@ -44,15 +44,27 @@ async function announce(
   );
 }
 
+/** Takes seats of a show if it has them, in one conditional UPDATE; undefined when it has not (or no such show). */
+export type TakeSeats = (tx: Queryable, schema: string, showId: string, seats: number) => Promise<Change | undefined>;
+
+export const takeSeats: TakeSeats = async (tx, schema, showId, seats) =>
+  (await tx.query<Change>(sqlFile(import.meta.url, 'take.sql', schema), [showId, seats])).rows[0];
+
 /** Holds an order's seats if the show has them; else the hold is refused (sold out). */
-export async function holdSeats(tx: Queryable, schema: string, outbox: Outbox, order: OrderConfirmed): Promise<void> {
+export async function holdSeats(
+  tx: Queryable,
+  schema: string,
+  outbox: Outbox,
+  order: OrderConfirmed,
+  take: TakeSeats = takeSeats,
+): Promise<void> {
   const decided = await tx.query(
     `INSERT INTO ${schema}.holds (order_id, show_id, seats, status) VALUES ($1, $2, $3, 'held') ON CONFLICT DO NOTHING`,
     [order.orderId, order.showId, order.seats],
   );
   if (decided.rowCount === 0) return; // decided before, or cancelled before it came
-  const { rows } = await tx.query<Change>(sqlFile(import.meta.url, 'take.sql', schema), [order.showId, order.seats]);
-  if (rows[0]) return announce(tx, outbox, SeatsHeldType, order, rows[0]);
+  const taken = await take(tx, schema, order.showId, order.seats);
+  if (taken) return announce(tx, outbox, SeatsHeldType, order, taken);
   const show = await tx.query(`SELECT 1 FROM ${schema}.shows WHERE show_id = $1`, [order.showId]);
   if (show.rowCount === 0) throw new PermanentError(`order ${order.orderId}: no show ${order.showId}`);
   await tx.query(`UPDATE ${schema}.holds SET status = 'refused' WHERE order_id = $1`, [order.orderId]);
