@@ -23,3 +23,6 @@ export interface RunningService {
 export function groupName(deps: BoxofficeDeps, service: string): string {
   return `${deps.groupPrefix ?? ''}boxoffice-${service}`;
 }
+
+/** How long consumers keep their dedup rows: longer than the topics' retention (7 days) plus a day for redrives. */
+export const dedupRetention = { keepMs: 8 * 24 * 3600 * 1000 };
