@@ -10,7 +10,16 @@ import {
   type OrderEvent,
   ordersTopic,
 } from '../../examples/boxoffice/shared/events.ts';
-import { createEvent, type Event, encodeEvent, postgresTransport, silentLogger, uuidv7 } from '../../src/index.ts';
+import {
+  createEvent,
+  type EffectProvider,
+  type Event,
+  encodeEvent,
+  ProviderError,
+  postgresTransport,
+  silentLogger,
+  uuidv7,
+} from '../../src/index.ts';
 import { freshSchema } from '../support/fixtures.ts';
 
 /** One order of Ana's: its OrderConfirmed (version 1) and OrderCancelled (version 2). */
@@ -42,4 +51,14 @@ export async function boxofficeEnv(t: TestContext) {
   /** Publishes the events in this order (the same event twice: a duplicate delivery). */
   const publish = (...events: Event<OrderEvent>[]) => producer.send(events.map((event) => encodeEvent(event)));
   return { db, schema, deps, publish };
+}
+
+/** The naive provider port of the twins: POSTs the payload to `url()` without an idempotency key (and has no lookup). */
+export function naivePort(url: () => string): { send: EffectProvider } {
+  return {
+    send: async (effect, { signal }) => {
+      const response = await fetch(url(), { method: 'POST', body: JSON.stringify(effect.payload), signal });
+      if (!response.ok) throw new ProviderError('transient', `status ${response.status}`);
+    },
+  };
 }

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { balance, type PaymentOptions, startPayment } from '../../examples/boxoffice/payment/index.ts';
 import { startPaymentProvider } from '../../examples/payment-provider/server.ts';
-import { createEffects, type EffectProvider, ProviderError } from '../../src/index.ts';
+import { createEffects } from '../../src/index.ts';
 import { eventually } from '../support/fixtures.ts';
-import { anOrder, boxofficeEnv } from './order-events.ts';
+import { anOrder, boxofficeEnv, naivePort } from './order-events.ts';
 
 const fastSender = { callTimeoutMs: 400, leaseMs: 5000, pollIntervalMs: 20, retry: { baseMs: 50, capMs: 200 } };
 
@@ -54,11 +54,7 @@ test('the provider charges and never answers: the sender settles it by a lookup;
 
 test('naive twin: retried without the lookup or the idempotency key, the order is charged twice', async (t) => {
   let url = '';
-  const send: EffectProvider = async (effect, { signal }) => {
-    const response = await fetch(`${url}/charges`, { method: 'POST', body: JSON.stringify(effect.payload), signal });
-    if (!response.ok) throw new ProviderError('transient', `status ${response.status}`);
-  };
-  const box = await boxoffice(t, { port: { send } });
+  const box = await boxoffice(t, { port: naivePort(() => `${url}/charges`) });
   url = box.provider.url;
   box.provider.fail({ mode: 'timeout', times: 1 });
   await box.publish(box.confirmed);
