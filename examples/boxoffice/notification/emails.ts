@@ -1,0 +1,54 @@
+// The notification service's handler, in the consumer's transaction: one e-mail per (order, kind), scheduled as an
+// effect keyed by the order id. A redelivered event schedules nothing new (the consumer's dedup row, and the effect's
+// unique (key, kind)); the sender performs it later with the effect id as the idempotency key.
+import { type Effects, type Event, isUuid, PermanentError, type Queryable, TransientError } from 'effectively';
+import {
+  type Customer,
+  type OrderCancelled,
+  OrderCancelledType,
+  type OrderConfirmed,
+  OrderConfirmedType,
+} from '../shared/events.ts';
+
+export const confirmationKind = 'email:confirmation';
+export const cancellationKind = 'email:cancellation';
+
+/** The e-mail provider's body: `{ to, subject, text }`. */
+function email(customer: Customer, subject: string, text: string) {
+  return { to: customer.email, subject, text: `Hello ${customer.name},\n\n${text}\n` };
+}
+
+/** A record the service cannot act on is permanent: the consumer keeps it as a dead letter and goes on. */
+function checkOrder<T extends OrderConfirmed | OrderCancelled>(data: unknown, withCustomer: boolean): T {
+  const { orderId, customer } = (data ?? {}) as { orderId?: unknown; customer?: Partial<Customer> };
+  const validCustomer = typeof customer?.name === 'string' && /^[^@\s]+@[^@\s]+$/.test(String(customer?.email));
+  if (typeof orderId !== 'string' || !isUuid(orderId) || (withCustomer && !validCustomer))
+    throw new PermanentError(
+      `not an order event: needs orderId (UUID)${withCustomer ? ' and customer {name, email}' : ''}`,
+    );
+  return data as T;
+}
+
+export function notificationHandler(schema: string, effects: Effects) {
+  return async (event: Event, { tx }: { tx: Queryable }): Promise<void> => {
+    if (event.type === OrderConfirmedType) {
+      const { orderId, customer, seats } = checkOrder<OrderConfirmed>(event.data, true);
+      await tx.query(
+        `INSERT INTO ${schema}.notification_recipients (order_id, name, email) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+        [orderId, customer.name, customer.email],
+      );
+      const payload = email(customer, 'Your tickets', `Order ${orderId} is confirmed: ${seats} seat(s).`);
+      await effects.schedule(tx, { key: orderId, kind: confirmationKind, payload });
+    } else if (event.type === OrderCancelledType) {
+      const { orderId } = checkOrder<OrderCancelled>(event.data, false);
+      const { rows } = await tx.query<{ name: string; email: string }>(
+        `SELECT name, email FROM ${schema}.notification_recipients WHERE order_id = $1`,
+        [orderId],
+      );
+      // Its OrderConfirmed is not applied yet: retried, and (key-ordered) never sent before the confirmation.
+      if (!rows[0]) throw new TransientError(`order ${orderId} cancelled before its confirmation was applied`);
+      const payload = email(rows[0], 'Your order is cancelled', `Order ${orderId} is cancelled; you will be refunded.`);
+      await effects.schedule(tx, { key: orderId, kind: cancellationKind, payload });
+    }
+  };
+}

@@ -1,0 +1,56 @@
+// The notification service on the real PostgreSQL (the embedded log in a fresh schema) and the reference e-mail
+// provider over HTTP: one e-mail per (order, kind) under a duplicate delivery and a sender that dies after the
+// provider's call, before recording it. Naive twin: the same without the idempotency key and the lookup sends twice.
+import assert from 'node:assert/strict';
+import { type TestContext, test } from 'node:test';
+import { type NotificationOptions, startNotification } from '../../examples/boxoffice/notification/index.ts';
+import { startEmailProvider } from '../../examples/email-provider/server.ts';
+import { createEffects } from '../../src/index.ts';
+import { eventually } from '../support/fixtures.ts';
+import { anOrder, boxofficeEnv, naivePort } from './order-events.ts';
+
+async function notifications(t: TestContext, port?: (url: string) => NonNullable<NotificationOptions['port']>) {
+  const { db, schema, deps, publish } = await boxofficeEnv(t);
+  const provider = await startEmailProvider();
+  t.after(() => provider.close());
+  let crashes = 0;
+  const sender = {
+    leaseMs: 1000,
+    callTimeoutMs: 500,
+    pollIntervalMs: 20,
+    retry: { baseMs: 50, capMs: 200 },
+    // The sender dies once after the provider's answer, before recording it: the effect comes back after its lease.
+    faults: () => {
+      if (crashes++ === 0) throw new Error('sender crashed after the call');
+    },
+  };
+  const options = { emailUrl: provider.url, sender, ...(port ? { port: port(provider.url) } : {}) };
+  const service = await startNotification(deps, options);
+  t.after(() => service.close());
+  const effects = createEffects({ schema });
+  const done = (n: number) => eventually(async () => (await effects.count(db, 'done')) === n, 15_000, `${n} e-mails`);
+  return { provider, publish, done };
+}
+
+test('one e-mail per (order, kind) under a duplicate delivery and a sender crash', async (t) => {
+  const { provider, publish, done } = await notifications(t);
+  const ana = anOrder();
+  await publish(ana.confirmed, ana.confirmed, ana.cancelled, ana.cancelled);
+  await done(2);
+  assert.deepEqual(
+    provider.sent.map((email) => [email.to, email.subject]),
+    [
+      ['ana@example.test', 'Your tickets'],
+      ['ana@example.test', 'Your order is cancelled'],
+    ],
+  );
+  assert.equal(provider.requests, 2, 'the crashed call was settled by the lookup, not sent again');
+});
+
+test('naive twin: without the idempotency key and the lookup, the crashed call is sent again', async (t) => {
+  const { provider, publish, done } = await notifications(t, (url) => naivePort(() => `${url}/emails`));
+  const ana = anOrder();
+  await publish(ana.confirmed, ana.confirmed);
+  await done(1);
+  assert.equal(provider.sends, 2, 'Ana got two confirmation e-mails');
+});
