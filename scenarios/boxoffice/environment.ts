@@ -6,6 +6,7 @@ import type { BoxofficeDeps } from '../../examples/boxoffice/shared/deps.ts';
 import { ordersTopic, seatsTopic } from '../../examples/boxoffice/shared/events.ts';
 import { pgDb } from '../../src/db/pg.ts';
 import { pgliteDb } from '../../src/db/pglite.ts';
+import type { Db } from '../../src/db/port.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
@@ -20,11 +21,12 @@ export interface Environment {
   close(): Promise<void>;
 }
 
-export async function openEnvironment(transport: TransportName, scenario: string): Promise<Environment> {
+/** `shared`: an embedded database to run in (a schema of the run's own, left there), else a new one. */
+export async function openEnvironment(transport: TransportName, scenario: string, shared?: Db): Promise<Environment> {
   const id = randomBytes(3).toString('hex');
   if (transport === 'embedded') {
-    const db = await pgliteDb();
-    const schema = 'boxoffice';
+    const db = shared ?? (await pgliteDb());
+    const schema = shared ? `${scenario.replaceAll('-', '_')}_${id}` : 'boxoffice';
     return {
       deps: {
         db,
@@ -33,7 +35,9 @@ export async function openEnvironment(transport: TransportName, scenario: string
         transport: postgresTransport({ db, schema, pollIntervalMs: 20, heartbeatMs: 200, leaseMs: 2000 }),
       },
       describe: 'embedded (PGlite in this process, the log in its tables): no server used',
-      close: () => db.close(),
+      close: async () => {
+        if (!shared) await db.close();
+      },
     };
   }
   const db = pgDb({ max: 24 });

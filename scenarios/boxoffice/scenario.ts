@@ -5,6 +5,7 @@
 import { type BoxofficeOptions, defaultShows, prepareBoxoffice } from '../../examples/boxoffice/system.ts';
 import { type EmailProvider, startEmailProvider } from '../../examples/email-provider/server.ts';
 import { type PaymentProvider, startPaymentProvider } from '../../examples/payment-provider/server.ts';
+import type { Db } from '../../src/db/port.ts';
 import { createTimeline, type Timeline } from '../report/timeline.ts';
 import { writeReport } from '../report/write.ts';
 import { openEnvironment, type TransportName } from './environment.ts';
@@ -28,6 +29,10 @@ export interface ScenarioOptions {
   providerFaults?: ProviderFault[];
   /** Longest wait for the system to settle after the load (default 60 s). */
   settleTimeoutMs?: number;
+  /** The order service's Idempotency-Key rows (default true; false: the naive twin, a resent request orders again). */
+  idempotencyKeys?: boolean;
+  /** Embedded: run in this database (a schema of the run's own) instead of a new PGlite. */
+  embeddedDb?: Db;
   /** Write reports/<scenario>-<time>.html (default true). */
   report?: boolean;
   log?: (line: string) => void;
@@ -99,6 +104,7 @@ const fast = {
 function serviceOptions(options: ScenarioOptions, providers: Providers, onAlert: () => void): BoxofficeOptions {
   return {
     shows: defaultShows,
+    order: { idempotencyKeys: options.idempotencyKeys ?? true },
     notification: {
       emailUrl: providers.email.url,
       ratePerSecond: options.emailRate ?? 200,
@@ -150,7 +156,7 @@ async function settle(read: () => Promise<[SystemAudit, ProviderAudit]>, crashed
 export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const started = Date.now();
   const log = options.log ?? (() => undefined);
-  const env = await openEnvironment(options.transport, options.scenario);
+  const env = await openEnvironment(options.transport, options.scenario, options.embeddedDb);
   const { db, schema } = env.deps;
   const providers: Providers = { email: await startEmailProvider(), payment: await startPaymentProvider() };
   const timeline = createTimeline();

@@ -54,8 +54,8 @@ export async function superviseBoxoffice(deps: BoxofficeDeps, options: Boxoffice
     for (const crash of fired.splice(0)) {
       crashes.push(crash);
       const name = crash.split(' ')[0] as ServiceName;
-      const dropped = running.get(name);
       restarting = restarting.then(async () => {
+        const dropped = running.get(name); // read here: an earlier restart in this chain may have replaced it
         // a crashed instance is not waited for long: its open work dies with it
         const gone = dropped?.close().catch(() => undefined);
         await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 3000))]);
