@@ -7,7 +7,7 @@ import { type EmailProvider, startEmailProvider } from '../../examples/email-pro
 import { type PaymentProvider, startPaymentProvider } from '../../examples/payment-provider/server.ts';
 import type { Db } from '../../src/db/port.ts';
 import { createTimeline, type Timeline } from '../report/timeline.ts';
-import { writeReport } from '../report/write.ts';
+import { type ReportVariant, writeReport } from '../report/write.ts';
 import { openEnvironment, type TransportName } from './environment.ts';
 import { generateLoad, type LoadResult, sendPoisonOrder } from './load.ts';
 import { auditProviders, type ProviderAudit } from './provider-audit.ts';
@@ -33,6 +33,8 @@ export interface ScenarioOptions {
   idempotencyKeys?: boolean;
   /** Embedded: run in this database (a schema of the run's own) instead of a new PGlite. */
   embeddedDb?: Db;
+  /** Other runs to show in the report beside this one (the naive build's, in `npm start`). */
+  otherVariants?: ReportVariant[];
   /** Write reports/<scenario>-<time>.html (default true). */
   report?: boolean;
   log?: (line: string) => void;
@@ -272,7 +274,7 @@ async function finish(
       scenario: options.scenario,
       auditLine: line,
       startedAt: run.started,
-      variants: [{ name: 'effectively', timeline: run.timeline }],
+      variants: [...(options.otherVariants ?? []), { name: 'effectively', timeline: run.timeline, auditLine: line }],
       facts: {
         transport: options.transport,
         orders: options.orders,
