@@ -89,7 +89,7 @@ function crashPlan(options: ScenarioOptions, arm: (crash: PlannedCrash) => void,
     const { crashes, orders } = options;
     while (next < crashes.length && placed >= ((next + 1) / (crashes.length + 1)) * orders * 0.8) {
       const crash = crashes[next++]!;
-      timeline.mark(`${crash.service} crash`);
+      timeline.mark(`${crash.service === 'any' ? 'relay' : crash.service} crash`);
       arm(crash);
     }
   };

@@ -5,9 +5,9 @@ import { type BoxofficeOptions, type ServiceName, serviceNames, services } from 
 import type { FaultPoint } from '../../src/observability/faults.ts';
 import { Crash } from '../demo/crasher.ts';
 
-/** A crash of one service at one of the library's hops. */
+/** A crash of one service at one of the library's hops (`any`: whichever service reaches that hop first). */
 export interface PlannedCrash {
-  service: ServiceName;
+  service: ServiceName | 'any';
   point: FaultPoint;
 }
 
@@ -33,9 +33,11 @@ export async function superviseBoxoffice(deps: BoxofficeDeps, options: Boxoffice
 
   async function start(name: ServiceName): Promise<void> {
     const faults = (point: FaultPoint) => {
-      const at = armed.indexOf(`${name} at ${point}`);
+      let at = armed.indexOf(`${name} at ${point}`);
+      if (at < 0) at = armed.indexOf(`any at ${point}`);
       if (at < 0) return;
-      fired.push(...armed.splice(at, 1));
+      armed.splice(at, 1);
+      fired.push(`${name} at ${point}`);
       throw new Crash(`${name} at ${point}`);
     };
     const order = { ...options.order, port: orderPort };
