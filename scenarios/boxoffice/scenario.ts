@@ -27,8 +27,8 @@ export interface ScenarioOptions {
   paymentRate?: number;
   /** Provider faults, each applied once its share (0..1) of the orders is placed. */
   providerFaults?: ProviderFault[];
-  /** Longest wait for the system to settle after the load (default 60 s). */
-  settleTimeoutMs?: number;
+  /** After the load, how long nothing may move before the run ends with what it has (default 30 s). */
+  stallMs?: number;
   /** The order service's Idempotency-Key rows (default true; false: the naive twin, a resent request orders again). */
   idempotencyKeys?: boolean;
   /** Embedded: run in this database (a schema of the run's own) instead of a new PGlite. */
@@ -59,7 +59,7 @@ export interface ScenarioResult {
   /** The most e-mail provider calls seen in one second, and the limit the notification service keeps. */
   maxCallsPerSecond: number;
   emailRate: number;
-  /** Seconds from the poison order to its alert (undefined: none came). */
+  /** Seconds from the poison order's first dead letter to the first alert after it (undefined: none came). */
   alertAfterS: number | undefined;
   load: LoadResult;
   crashes: string[];
@@ -146,11 +146,20 @@ function sampleInto(timeline: Timeline, read: () => Promise<SystemAudit>, provid
   return rate;
 }
 
-async function settle(read: () => Promise<[SystemAudit, ProviderAudit]>, crashed: () => boolean, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Waits until everything is done, or nothing moved for `stallMs` (then what is missing is counted: it would not
+ * come). Progress is any change of the counts: e-mails, charges and refunds still draining at the providers' limits
+ * are waited for, however long.
+ */
+async function settle(read: () => Promise<[SystemAudit, ProviderAudit]>, crashed: () => boolean, stallMs: number) {
+  let last = '';
+  let movedAt = Date.now();
   for (;;) {
     const [system, providers] = await read();
-    if ((settled(system) && system.poisoned > 0 && providers.lost === 0 && crashed()) || Date.now() > deadline) return;
+    if (settled(system) && system.poisoned > 0 && providers.lost === 0 && crashed()) return;
+    const now = JSON.stringify([system, providers]);
+    if (now !== last) [last, movedAt] = [now, Date.now()];
+    if (Date.now() - movedAt > stallMs) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -164,11 +173,10 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const timeline = createTimeline();
   log(`${options.scenario}: ${env.describe}`);
   try {
-    let poisonAt = 0;
-    let alertAfterS: number | undefined;
+    const alerts: number[] = [];
     const onAlert = () => {
       timeline.mark('alert');
-      if (poisonAt > 0 && alertAfterS === undefined) alertAfterS = (Date.now() - poisonAt) / 1000;
+      alerts.push(Date.now());
     };
     await prepareBoxoffice(env.deps);
     const supervisor = await superviseBoxoffice(env.deps, serviceOptions(options, providers, onAlert));
@@ -192,7 +200,6 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
         }
         if (placed === Math.ceil(options.orders / 2)) {
           poisonKey = await sendPoisonOrder(env.deps.transport);
-          poisonAt = Date.now();
           timeline.mark('poison order');
         }
       },
@@ -206,11 +213,12 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
         await auditSystem(db, schema, poisonKey),
         await auditProviders(db, schema, providers.email, providers.payment),
       ] as [SystemAudit, ProviderAudit];
-    await settle(read, () => supervisor.missed.length === 0, options.settleTimeoutMs ?? 60_000);
+    await settle(read, () => supervisor.missed.length === 0, options.stallMs ?? 30_000);
     await timeline.stop();
     await supervisor.close();
     const [audit, paid] = await read();
     const maxCallsPerSecond = rate.max;
+    const alertAfterS = await alertDelay(db, schema, poisonKey, alerts);
     return await finish(options, { audit, paid, load, supervisor, timeline, started, alertAfterS, maxCallsPerSecond });
   } finally {
     await timeline.stop();
@@ -218,6 +226,17 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     await providers.payment.close();
     await env.close();
   }
+}
+
+/** From the poison order's first dead letter (the database's clock, this machine's) to the first alert after it. */
+async function alertDelay(db: Db, schema: string, poisonKey: string, alerts: number[]): Promise<number | undefined> {
+  const { rows } = await db.query<{ at: string | null }>(
+    `SELECT extract(epoch FROM min(last_failed_at)) * 1000 AS at FROM ${schema}.dead_letters WHERE key = $1`,
+    [poisonKey],
+  );
+  const deadAt = Number(rows[0]?.at ?? Number.NaN);
+  const alertAt = alerts.find((at) => at >= deadAt - 1000); // the clocks' rounding
+  return Number.isNaN(deadAt) || alertAt === undefined ? undefined : Math.max(0, alertAt - deadAt) / 1000;
 }
 
 async function finish(
