@@ -23,12 +23,12 @@ const { values } = parseArgs({
     kafka: { type: 'boolean', default: false },
     service: { type: 'string' },
     port: { type: 'string', default: '8080' },
-    schema: { type: 'string', default: 'boxoffice' },
     'email-url': { type: 'string' },
     'payment-url': { type: 'string' },
   },
 });
-const schema = values.schema;
+// One schema for the whole boxoffice: the services' tables and the library's (outbox, dedup rows, effects...).
+const schema = 'boxoffice';
 
 function untilSignal(close: () => Promise<void>): void {
   const stop = () => void close().then(() => process.exit(0));
