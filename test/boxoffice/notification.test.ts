@@ -7,10 +7,15 @@ import { type NotificationOptions, startNotification } from '../../examples/boxo
 import { startEmailProvider } from '../../examples/email-provider/server.ts';
 import { createEffects } from '../../src/index.ts';
 import { eventually } from '../support/fixtures.ts';
-import { anOrder, boxofficeEnv, naivePort } from './order-events.ts';
+import { needs } from '../support/services.ts';
+import { anOrder, boxofficeEnv, naivePort, type On } from './order-events.ts';
 
-async function notifications(t: TestContext, port?: (url: string) => NonNullable<NotificationOptions['port']>) {
-  const { db, schema, deps, publish } = await boxofficeEnv(t);
+async function notifications(
+  t: TestContext,
+  port?: (url: string) => NonNullable<NotificationOptions['port']>,
+  on: On = 'embedded',
+) {
+  const { db, schema, deps, publish } = await boxofficeEnv(t, on);
   const provider = await startEmailProvider();
   t.after(() => provider.close());
   let crashes = 0;
@@ -32,20 +37,23 @@ async function notifications(t: TestContext, port?: (url: string) => NonNullable
   return { provider, publish, done };
 }
 
-test('one e-mail per (order, kind) under a duplicate delivery and a sender crash', async (t) => {
-  const { provider, publish, done } = await notifications(t);
-  const ana = anOrder();
-  await publish(ana.confirmed, ana.confirmed, ana.cancelled, ana.cancelled);
-  await done(2);
-  assert.deepEqual(
-    provider.sent.map((email) => [email.to, email.subject]),
-    [
-      ['ana@example.test', 'Your tickets'],
-      ['ana@example.test', 'Your order is cancelled'],
-    ],
-  );
-  assert.equal(provider.requests, 2, 'the crashed call was settled by the lookup, not sent again');
-});
+for (const on of ['embedded', 'kafka'] as const) {
+  test(`${on}: one e-mail per (order, kind) under a duplicate delivery and a sender crash`, async (t) => {
+    if (on === 'kafka' && !(await needs(t, 'kafka'))) return;
+    const { provider, publish, done } = await notifications(t, undefined, on);
+    const ana = anOrder();
+    await publish(ana.confirmed, ana.confirmed, ana.cancelled, ana.cancelled);
+    await done(2);
+    assert.deepEqual(
+      provider.sent.map((email) => [email.to, email.subject]),
+      [
+        ['ana@example.test', 'Your tickets'],
+        ['ana@example.test', 'Your order is cancelled'],
+      ],
+    );
+    assert.equal(provider.requests, 2, 'the crashed call was settled by the lookup, not sent again');
+  });
+}
 
 test('naive twin: without the idempotency key and the lookup, the crashed call is sent again', async (t) => {
   const { provider, publish, done } = await notifications(t, (url) => naivePort(() => `${url}/emails`));
