@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { type NotificationOptions, startNotification } from '../../examples/boxoffice/notification/index.ts';
 import { startEmailProvider } from '../../examples/email-provider/server.ts';
+import { recordRequests } from '../../scenarios/retry-storm/request-log.ts';
+import { maxPerWindow } from '../../src/backpressure/rate-window.ts';
 import { createEffects } from '../../src/index.ts';
 import { eventually } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
@@ -61,4 +63,35 @@ test('naive twin: without the idempotency key and the lookup, the crashed call i
   await publish(ana.confirmed, ana.confirmed);
   await done(1);
   assert.equal(provider.sends, 2, 'Ana got two confirmation e-mails');
+});
+
+/** Ten orders while the provider answers 503 to its first six calls; the e-mails at `ratePerSecond`. */
+async function outage(t: TestContext, ratePerSecond: number) {
+  const { db, schema, deps, publish } = await boxofficeEnv(t);
+  const provider = await startEmailProvider();
+  t.after(() => provider.close());
+  const requests = recordRequests(provider.url);
+  t.after(() => requests.stop());
+  provider.fail({ mode: 'unavailable', times: 6 });
+  const breaker = { failureRatio: 0.5, minimumCalls: 4, openMs: 300 };
+  const sender = { pollIntervalMs: 20, retry: { baseMs: 50, capMs: 200 }, maxAttempts: 20 };
+  const service = await startNotification(deps, { emailUrl: provider.url, ratePerSecond, breaker, sender });
+  t.after(() => service.close());
+  await publish(...Array.from({ length: 10 }, () => anOrder().confirmed));
+  const effects = createEffects({ schema });
+  await eventually(async () => (await effects.count(db, 'done')) === 10, 15_000, 'ten e-mails');
+  return { provider, metrics: await service.metrics(), perSecond: maxPerWindow(requests.times, 1000) };
+}
+
+test('behind the rate limiter and the circuit breaker: the breaker opens on 503s, every e-mail goes once, at the rate', async (t) => {
+  const run = await outage(t, 5);
+  assert.equal(run.provider.sends, 10);
+  assert.ok(run.metrics.breaker_opened_total >= 1, 'the breaker opened');
+  assert.ok(run.perSecond <= 6, `at most 5/s (+1 burst) in any second: ${run.perSecond}`);
+});
+
+test('naive twin: without a real rate limit the provider gets more calls in a second than it allows', async (t) => {
+  const run = await outage(t, 1000);
+  assert.equal(run.provider.sends, 10);
+  assert.ok(run.perSecond > 6, `more than 5/s (+1 burst) in some second: ${run.perSecond}`);
 });

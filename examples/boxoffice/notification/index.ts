@@ -3,6 +3,8 @@
 // provider's rate (rate limiter), and stops calling while the provider keeps failing (circuit breaker), which also
 // pauses the consumer: the backlog waits in the log, not in the provider's error rate.
 import {
+  type BackpressureSnapshot,
+  backpressureMetrics,
   type CircuitBreakerOptions,
   createConsumer,
   createEffects,
@@ -34,7 +36,15 @@ export interface NotificationOptions {
   port?: { send: EffectProvider; lookup?: EffectLookup };
 }
 
-export async function startNotification(deps: BoxofficeDeps, options: NotificationOptions): Promise<RunningService> {
+/** The running service, and what its sender and consumer show (breaker state, calls, paused...) for a report. */
+export interface NotificationService extends RunningService {
+  metrics(): Promise<BackpressureSnapshot>;
+}
+
+export async function startNotification(
+  deps: BoxofficeDeps,
+  options: NotificationOptions,
+): Promise<NotificationService> {
   const { db, schema } = deps;
   const logger = deps.logger ?? stderrLogger;
   await createTables(db, import.meta.url, schema);
@@ -67,12 +77,15 @@ export async function startNotification(deps: BoxofficeDeps, options: Notificati
     ...options.sender,
   });
   const stopPausing = pauseWhileOpen(sender.breaker!, consumer);
+  const metrics = backpressureMetrics({ sender, consumers: [consumer] });
   await consumer.start();
   await sender.start();
   return {
     name: 'notification',
+    metrics: () => metrics.metrics(),
     async close() {
       stopPausing();
+      metrics.close();
       await consumer.close();
       await sender.close();
     },

@@ -3,6 +3,8 @@
 // any transaction, with the effect id as the idempotency key, behind a rate limiter and a circuit breaker. A call
 // whose answer was lost (a timeout after charging) is settled by a lookup by key, never by a second charge.
 import {
+  type BackpressureSnapshot,
+  backpressureMetrics,
   createConsumer,
   createEffects,
   createSender,
@@ -42,7 +44,12 @@ function referencePort(url: string): { send: EffectProvider; lookup: EffectLooku
   };
 }
 
-export async function startPayment(deps: BoxofficeDeps, options: PaymentOptions): Promise<RunningService> {
+/** The running service, and what its sender and consumer show (breaker state, calls, paused...) for a report. */
+export interface PaymentService extends RunningService {
+  metrics(): Promise<BackpressureSnapshot>;
+}
+
+export async function startPayment(deps: BoxofficeDeps, options: PaymentOptions): Promise<PaymentService> {
   const { db, schema } = deps;
   const logger = deps.logger ?? stderrLogger;
   await createTables(db, import.meta.url, schema);
@@ -71,11 +78,14 @@ export async function startPayment(deps: BoxofficeDeps, options: PaymentOptions)
       logger.error('payment given up', { effectId: effect.id, kind: effect.kind, error: String(error) }),
     ...options.sender,
   });
+  const metrics = backpressureMetrics({ sender, consumers: [consumer] });
   await consumer.start();
   await sender.start();
   return {
     name: 'payment',
+    metrics: () => metrics.metrics(),
     async close() {
+      metrics.close();
       await consumer.close();
       await sender.close();
     },
