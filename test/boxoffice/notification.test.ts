@@ -57,6 +57,14 @@ for (const on of ['embedded', 'kafka'] as const) {
   });
 }
 
+test('a cancel that comes before its confirmation waits for it: both e-mails, once each', async (t) => {
+  const { provider, publish, done } = await notifications(t);
+  const ana = anOrder();
+  await publish(ana.cancelled, ana.confirmed);
+  await done(2);
+  assert.deepEqual(provider.sent.map((email) => email.subject).sort(), ['Your order is cancelled', 'Your tickets']);
+});
+
 test('naive twin: without the idempotency key and the lookup, the crashed call is sent again', async (t) => {
   const { provider, publish, done } = await notifications(t, (url) => naivePort(() => `${url}/emails`));
   const ana = anOrder();

@@ -1,7 +1,7 @@
 // The notification service's handler, in the consumer's transaction: one e-mail per (order, kind), scheduled as an
 // effect keyed by the order id. A redelivered event schedules nothing new (the consumer's dedup row, and the effect's
 // unique (key, kind)); the sender performs it later with the effect id as the idempotency key.
-import { type Effects, type Event, isUuid, PermanentError, type Queryable, TransientError } from 'effectively';
+import { type Effects, type Event, isUuid, PermanentError, type Queryable } from 'effectively';
 import {
   type Customer,
   type OrderCancelled,
@@ -30,6 +30,11 @@ function checkOrder<T extends OrderConfirmed | OrderCancelled>(data: unknown, wi
 }
 
 export function notificationHandler(schema: string, effects: Effects) {
+  const cancellation = (tx: Queryable, orderId: string, customer: Customer) => {
+    const payload = email(customer, 'Your order is cancelled', `Order ${orderId} is cancelled; you will be refunded.`);
+    return effects.schedule(tx, { key: orderId, kind: cancellationKind, payload });
+  };
+
   return async (event: Event, { tx }: { tx: Queryable }): Promise<void> => {
     if (event.type === OrderConfirmedType) {
       const { orderId, customer, seats } = checkOrder<OrderConfirmed>(event.data, true);
@@ -39,16 +44,25 @@ export function notificationHandler(schema: string, effects: Effects) {
       );
       const payload = email(customer, 'Your tickets', `Order ${orderId} is confirmed: ${seats} seat(s).`);
       await effects.schedule(tx, { key: orderId, kind: confirmationKind, payload });
+      // A cancel that came first waited for this confirmation: its e-mail is scheduled now, after it.
+      const waiting = await tx.query(`DELETE FROM ${schema}.notification_cancels_waiting WHERE order_id = $1`, [
+        orderId,
+      ]);
+      if (waiting.rowCount) await cancellation(tx, orderId, customer);
     } else if (event.type === OrderCancelledType) {
       const { orderId } = checkOrder<OrderCancelled>(event.data, false);
       const { rows } = await tx.query<{ name: string; email: string }>(
         `SELECT name, email FROM ${schema}.notification_recipients WHERE order_id = $1`,
         [orderId],
       );
-      // Its OrderConfirmed is not applied yet: retried, and (key-ordered) never sent before the confirmation.
-      if (!rows[0]) throw new TransientError(`order ${orderId} cancelled before its confirmation was applied`);
-      const payload = email(rows[0], 'Your order is cancelled', `Order ${orderId} is cancelled; you will be refunded.`);
-      await effects.schedule(tx, { key: orderId, kind: cancellationKind, payload });
+      if (rows[0]) await cancellation(tx, orderId, rows[0]);
+      else {
+        // Its OrderConfirmed has not been applied: no cancellation before the confirmation; it waits (kept, not lost).
+        await tx.query(
+          `INSERT INTO ${schema}.notification_cancels_waiting (order_id, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+          [orderId, event.id],
+        );
+      }
     }
   };
 }

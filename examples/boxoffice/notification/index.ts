@@ -55,8 +55,6 @@ export async function startNotification(
     schema,
     group: groupName(deps, 'notification'),
     topics: [ordersTopic],
-    // A cancel behind a confirmation that failed (in retry or dead) waits for it instead of overtaking it.
-    keyOrdered: true,
     retention: dedupRetention,
     logger,
     ...(deps.faults === undefined ? {} : { faults: deps.faults }),
