@@ -1,11 +1,15 @@
 // One run of a boxoffice scenario: the services under a supervisor that restarts what crashes, the load generator with
 // its faults, one poison order, planned crashes at the library's hops; then the audit, counted from the services'
 // own tables, as one line: `<scenario>: orders=N emails=E charges=C refunds=R seats_ok=yes duplicates=0 lost=0`.
-import { defaultShows, prepareBoxoffice } from '../../examples/boxoffice/system.ts';
+
+import { type BoxofficeOptions, defaultShows, prepareBoxoffice } from '../../examples/boxoffice/system.ts';
+import { type EmailProvider, startEmailProvider } from '../../examples/email-provider/server.ts';
+import { type PaymentProvider, startPaymentProvider } from '../../examples/payment-provider/server.ts';
 import { createTimeline, type Timeline } from '../report/timeline.ts';
 import { writeReport } from '../report/write.ts';
 import { openEnvironment, type TransportName } from './environment.ts';
 import { generateLoad, type LoadResult, sendPoisonOrder } from './load.ts';
+import { auditProviders, type ProviderAudit } from './provider-audit.ts';
 import { type PlannedCrash, superviseBoxoffice } from './supervisor.ts';
 import { auditSystem, type SystemAudit, settled } from './system-audit.ts';
 
@@ -17,6 +21,11 @@ export interface ScenarioOptions {
   crashes: PlannedCrash[];
   lostAnswers?: number;
   cancelEvery?: number;
+  /** E-mails per second the provider allows (default 200), and payment calls (default 200). */
+  emailRate?: number;
+  paymentRate?: number;
+  /** Provider faults, each applied once its share (0..1) of the orders is placed. */
+  providerFaults?: ProviderFault[];
   /** Longest wait for the system to settle after the load (default 60 s). */
   settleTimeoutMs?: number;
   /** Write reports/<scenario>-<time>.html (default true). */
@@ -24,10 +33,24 @@ export interface ScenarioOptions {
   log?: (line: string) => void;
 }
 
+export interface Providers {
+  email: EmailProvider;
+  payment: PaymentProvider;
+}
+
+export interface ProviderFault {
+  at: number;
+  label: string;
+  apply(providers: Providers): void;
+}
+
 export interface ScenarioResult {
   line: string;
   ok: boolean;
   audit: SystemAudit;
+  providers: ProviderAudit;
+  /** Seconds from the poison order to its alert (undefined: none came). */
+  alertAfterS: number | undefined;
   load: LoadResult;
   crashes: string[];
   missed: string[];
@@ -70,27 +93,79 @@ function crashPlan(options: ScenarioOptions, arm: (crash: PlannedCrash) => Promi
   };
 }
 
+const fast = {
+  callTimeoutMs: 1000,
+  leaseMs: 5000,
+  pollIntervalMs: 50,
+  retry: { baseMs: 100, capMs: 1000 },
+  maxAttempts: 60,
+};
+
+function serviceOptions(options: ScenarioOptions, providers: Providers, onAlert: () => void): BoxofficeOptions {
+  return {
+    shows: defaultShows,
+    notification: {
+      emailUrl: providers.email.url,
+      ratePerSecond: options.emailRate ?? 200,
+      breaker: { failureRatio: 0.5, minimumCalls: 10, openMs: 1000 },
+      sender: fast,
+    },
+    payment: { providerUrl: providers.payment.url, ratePerSecond: options.paymentRate ?? 200, sender: fast },
+    alerting: { everyMs: 500, onAlert },
+  };
+}
+
+/** Samples the system into the report's timeline: orders applied, lag, dead letters, provider calls and refusals. */
+function sampleInto(timeline: Timeline, read: () => Promise<SystemAudit>, providers: Providers, emailRate: number) {
+  let decided = 0;
+  let calls = 0;
+  let refused = 0;
+  timeline.limit('provider calls', emailRate);
+  return timeline.sampleEvery(500, async () => {
+    const a = await read();
+    timeline.count('applied', Math.max(0, a.orders - a.unheld - decided));
+    decided = a.orders - a.unheld;
+    timeline.gauge('lag', a.unheld + a.pending);
+    timeline.gauge('dead letters', a.poisoned + a.otherDead);
+    const { requests, sends, replays } = providers.email;
+    timeline.count('provider calls', requests - calls);
+    timeline.count('retries', requests - sends - replays - refused);
+    calls = requests;
+    refused = requests - sends - replays;
+  });
+}
+
+async function settle(read: () => Promise<[SystemAudit, ProviderAudit]>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [system, providers] = await read();
+    if ((settled(system) && system.poisoned > 0 && providers.lost === 0) || Date.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const started = Date.now();
   const log = options.log ?? (() => undefined);
   const env = await openEnvironment(options.transport, options.scenario);
   const { db, schema } = env.deps;
+  const providers: Providers = { email: await startEmailProvider(), payment: await startPaymentProvider() };
   const timeline = createTimeline();
   log(`${options.scenario}: ${env.describe}`);
   try {
+    let poisonAt = 0;
+    let alertAfterS: number | undefined;
+    const onAlert = () => {
+      timeline.mark('alert');
+      if (poisonAt > 0 && alertAfterS === undefined) alertAfterS = (Date.now() - poisonAt) / 1000;
+    };
     await prepareBoxoffice(env.deps);
-    const supervisor = await superviseBoxoffice(env.deps, { shows: defaultShows });
+    const supervisor = await superviseBoxoffice(env.deps, serviceOptions(options, providers, onAlert));
     log(`${options.scenario}: services started in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     let poisonKey = '';
-    let decided = 0;
-    timeline.sampleEvery(500, async () => {
-      const a = await auditSystem(db, schema, poisonKey);
-      timeline.count('applied', Math.max(0, a.orders - a.unheld - decided));
-      decided = a.orders - a.unheld;
-      timeline.gauge('lag', a.unheld + a.pending);
-      timeline.gauge('dead letters', a.poisoned + a.otherDead);
-    });
+    sampleInto(timeline, () => auditSystem(db, schema, poisonKey), providers, options.emailRate ?? 200);
     const plan = crashPlan(options, (crash) => supervisor.arm(crash), timeline);
+    const faults = [...(options.providerFaults ?? [])];
     const load = await generateLoad({
       url: () => supervisor.orderUrl,
       orders: options.orders,
@@ -99,66 +174,96 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       ...(options.cancelEvery === undefined ? {} : { cancelEvery: options.cancelEvery }),
       onPlaced: async (placed) => {
         plan.placed(placed);
+        while (faults[0] && placed >= faults[0].at * options.orders) {
+          const fault = faults.shift()!;
+          fault.apply(providers);
+          timeline.mark(fault.label);
+        }
         if (placed === Math.ceil(options.orders / 2)) {
           poisonKey = await sendPoisonOrder(env.deps.transport);
+          poisonAt = Date.now();
           timeline.mark('poison order');
         }
       },
     });
     await plan.done();
+    const elapsed = ((Date.now() - started) / 1000).toFixed(1);
     log(
-      `${options.scenario}: ${load.placed} orders placed (${load.cancelled} cancelled, ${load.resent} requests sent again) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      `${options.scenario}: ${load.placed} orders placed (${load.cancelled} cancelled, ${load.resent} sent again), ${elapsed} s`,
     );
-    let audit = await auditSystem(db, schema, poisonKey);
-    const deadline = Date.now() + (options.settleTimeoutMs ?? 60_000);
-    while (!(settled(audit) && audit.poisoned > 0) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      audit = await auditSystem(db, schema, poisonKey);
-    }
+    const read = async () =>
+      [
+        await auditSystem(db, schema, poisonKey),
+        await auditProviders(db, schema, providers.email, providers.payment),
+      ] as [SystemAudit, ProviderAudit];
+    await settle(read, options.settleTimeoutMs ?? 60_000);
     await timeline.stop();
     await supervisor.close();
-    audit = await auditSystem(db, schema, poisonKey);
-    const counts: Counts = {
-      orders: audit.orders,
-      emails: 0,
-      charges: 0,
-      refunds: 0,
-      seatsOk: audit.showsWrong === 0 && audit.searchBehind === 0,
-      duplicates: Math.max(0, audit.orders - load.placed),
-      lost: audit.unheld + audit.unreleased + audit.otherDead + Math.max(0, load.placed - audit.orders),
-    };
-    const line = auditLine(options.scenario, counts);
-    const ok =
-      counts.seatsOk &&
-      counts.duplicates === 0 &&
-      counts.lost === 0 &&
-      audit.poisoned > 0 &&
-      supervisor.missed.length === 0;
-    const result: ScenarioResult = {
-      line,
-      ok,
-      audit,
-      load,
-      crashes: supervisor.crashes,
-      missed: supervisor.missed,
-      seconds: (Date.now() - started) / 1000,
-    };
-    if (options.report ?? true) {
-      result.report = await writeReport({
-        scenario: options.scenario,
-        auditLine: line,
-        startedAt: started,
-        variants: [{ name: 'effectively', timeline }],
-        facts: {
-          transport: options.transport,
-          orders: options.orders,
-          crashes: supervisor.crashes.join(', ') || 'none',
-        },
-      });
-    }
-    return result;
+    const [audit, paid] = await read();
+    return await finish(options, { audit, paid, load, supervisor, timeline, started, alertAfterS });
   } finally {
     await timeline.stop();
+    await providers.email.close();
+    await providers.payment.close();
     await env.close();
   }
+}
+
+async function finish(
+  options: ScenarioOptions,
+  run: {
+    audit: SystemAudit;
+    paid: ProviderAudit;
+    load: LoadResult;
+    supervisor: { crashes: string[]; missed: string[] };
+    timeline: Timeline;
+    started: number;
+    alertAfterS: number | undefined;
+  },
+): Promise<ScenarioResult> {
+  const { audit, paid, load, supervisor } = run;
+  const counts: Counts = {
+    orders: audit.orders,
+    emails: paid.emails,
+    charges: paid.charges,
+    refunds: paid.refunds,
+    seatsOk: audit.showsWrong === 0 && audit.searchBehind === 0,
+    duplicates: Math.max(0, audit.orders - load.placed) + paid.duplicates,
+    lost: audit.unheld + audit.unreleased + audit.otherDead + Math.max(0, load.placed - audit.orders) + paid.lost,
+  };
+  const line = auditLine(options.scenario, counts);
+  const alerted = run.alertAfterS !== undefined && run.alertAfterS <= 10;
+  const ok =
+    counts.seatsOk &&
+    counts.duplicates === 0 &&
+    counts.lost === 0 &&
+    audit.poisoned > 0 &&
+    alerted &&
+    supervisor.missed.length === 0;
+  const result: ScenarioResult = {
+    line,
+    ok,
+    audit,
+    providers: paid,
+    alertAfterS: run.alertAfterS,
+    load,
+    crashes: supervisor.crashes,
+    missed: supervisor.missed,
+    seconds: (Date.now() - run.started) / 1000,
+  };
+  if (options.report ?? true) {
+    result.report = await writeReport({
+      scenario: options.scenario,
+      auditLine: line,
+      startedAt: run.started,
+      variants: [{ name: 'effectively', timeline: run.timeline }],
+      facts: {
+        transport: options.transport,
+        orders: options.orders,
+        crashes: supervisor.crashes.join(', ') || 'none',
+        'poison order alerted after': run.alertAfterS === undefined ? 'no alert' : `${run.alertAfterS.toFixed(1)} s`,
+      },
+    });
+  }
+  return result;
 }

@@ -22,7 +22,7 @@ export interface Supervisor {
   close(): Promise<void>;
 }
 
-export async function superviseBoxoffice(deps: BoxofficeDeps, options: BoxofficeOptions = {}): Promise<Supervisor> {
+export async function superviseBoxoffice(deps: BoxofficeDeps, options: BoxofficeOptions): Promise<Supervisor> {
   const crasher = new Crasher();
   const running = new Map<ServiceName, RunningService>();
   const crashes: string[] = [];
