@@ -49,6 +49,9 @@ export interface ScenarioResult {
   ok: boolean;
   audit: SystemAudit;
   providers: ProviderAudit;
+  /** The most e-mail provider calls seen in one second, and the limit the notification service keeps. */
+  maxCallsPerSecond: number;
+  emailRate: number;
   /** Seconds from the poison order to its alert (undefined: none came). */
   alertAfterS: number | undefined;
   load: LoadResult;
@@ -72,24 +75,16 @@ export const auditLine = (scenario: string, c: Counts) =>
   `${scenario}: orders=${c.orders} emails=${c.emails} charges=${c.charges} refunds=${c.refunds} ` +
   `seats_ok=${c.seatsOk ? 'yes' : 'no'} duplicates=${c.duplicates} lost=${c.lost}`;
 
-/** Arms each crash once its share of the orders is placed, one at a time. */
-function crashPlan(options: ScenarioOptions, arm: (crash: PlannedCrash) => Promise<void>, timeline: Timeline) {
-  let placed = 0;
+/** Arms each crash once its share of the first 80% of the orders is placed. */
+function crashPlan(options: ScenarioOptions, arm: (crash: PlannedCrash) => void, timeline: Timeline) {
   let next = 0;
-  let running: Promise<void> = Promise.resolve();
-  return {
-    placed(count: number) {
-      placed = count;
-      const { crashes, orders } = options;
-      while (next < crashes.length && placed >= ((next + 1) / (crashes.length + 1)) * orders) {
-        const crash = crashes[next++]!;
-        running = running.then(() => {
-          timeline.mark(`${crash.service} crash`);
-          return arm(crash);
-        });
-      }
-    },
-    done: () => running,
+  return (placed: number) => {
+    const { crashes, orders } = options;
+    while (next < crashes.length && placed >= ((next + 1) / (crashes.length + 1)) * orders * 0.8) {
+      const crash = crashes[next++]!;
+      timeline.mark(`${crash.service} crash`);
+      arm(crash);
+    }
   };
 }
 
@@ -117,11 +112,18 @@ function serviceOptions(options: ScenarioOptions, providers: Providers, onAlert:
 
 /** Samples the system into the report's timeline: orders applied, lag, dead letters, provider calls and refusals. */
 function sampleInto(timeline: Timeline, read: () => Promise<SystemAudit>, providers: Providers, emailRate: number) {
+  const rate = { max: 0, calls: 0, at: Date.now() };
+  timeline.sampleEvery(1000, () => {
+    const now = Date.now();
+    const perSecond = ((providers.email.requests - rate.calls) * 1000) / Math.max(1000, now - rate.at);
+    rate.max = Math.max(rate.max, Math.round(perSecond));
+    Object.assign(rate, { calls: providers.email.requests, at: now });
+  });
   let decided = 0;
   let calls = 0;
   let refused = 0;
   timeline.limit('provider calls', emailRate);
-  return timeline.sampleEvery(500, async () => {
+  timeline.sampleEvery(500, async () => {
     const a = await read();
     timeline.count('applied', Math.max(0, a.orders - a.unheld - decided));
     decided = a.orders - a.unheld;
@@ -133,13 +135,14 @@ function sampleInto(timeline: Timeline, read: () => Promise<SystemAudit>, provid
     calls = requests;
     refused = requests - sends - replays;
   });
+  return rate;
 }
 
-async function settle(read: () => Promise<[SystemAudit, ProviderAudit]>, timeoutMs: number) {
+async function settle(read: () => Promise<[SystemAudit, ProviderAudit]>, crashed: () => boolean, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const [system, providers] = await read();
-    if ((settled(system) && system.poisoned > 0 && providers.lost === 0) || Date.now() > deadline) return;
+    if ((settled(system) && system.poisoned > 0 && providers.lost === 0 && crashed()) || Date.now() > deadline) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -163,7 +166,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     const supervisor = await superviseBoxoffice(env.deps, serviceOptions(options, providers, onAlert));
     log(`${options.scenario}: services started in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     let poisonKey = '';
-    sampleInto(timeline, () => auditSystem(db, schema, poisonKey), providers, options.emailRate ?? 200);
+    const rate = sampleInto(timeline, () => auditSystem(db, schema, poisonKey), providers, options.emailRate ?? 200);
     const plan = crashPlan(options, (crash) => supervisor.arm(crash), timeline);
     const faults = [...(options.providerFaults ?? [])];
     const load = await generateLoad({
@@ -173,7 +176,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       ...(options.lostAnswers === undefined ? {} : { lostAnswers: options.lostAnswers }),
       ...(options.cancelEvery === undefined ? {} : { cancelEvery: options.cancelEvery }),
       onPlaced: async (placed) => {
-        plan.placed(placed);
+        plan(placed);
         while (faults[0] && placed >= faults[0].at * options.orders) {
           const fault = faults.shift()!;
           fault.apply(providers);
@@ -186,7 +189,6 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
         }
       },
     });
-    await plan.done();
     const elapsed = ((Date.now() - started) / 1000).toFixed(1);
     log(
       `${options.scenario}: ${load.placed} orders placed (${load.cancelled} cancelled, ${load.resent} sent again), ${elapsed} s`,
@@ -196,11 +198,12 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
         await auditSystem(db, schema, poisonKey),
         await auditProviders(db, schema, providers.email, providers.payment),
       ] as [SystemAudit, ProviderAudit];
-    await settle(read, options.settleTimeoutMs ?? 60_000);
+    await settle(read, () => supervisor.missed.length === 0, options.settleTimeoutMs ?? 60_000);
     await timeline.stop();
     await supervisor.close();
     const [audit, paid] = await read();
-    return await finish(options, { audit, paid, load, supervisor, timeline, started, alertAfterS });
+    const maxCallsPerSecond = rate.max;
+    return await finish(options, { audit, paid, load, supervisor, timeline, started, alertAfterS, maxCallsPerSecond });
   } finally {
     await timeline.stop();
     await providers.email.close();
@@ -219,6 +222,7 @@ async function finish(
     timeline: Timeline;
     started: number;
     alertAfterS: number | undefined;
+    maxCallsPerSecond: number;
   },
 ): Promise<ScenarioResult> {
   const { audit, paid, load, supervisor } = run;
@@ -233,12 +237,16 @@ async function finish(
   };
   const line = auditLine(options.scenario, counts);
   const alerted = run.alertAfterS !== undefined && run.alertAfterS <= 10;
+  const emailRate = options.emailRate ?? 200;
+  // one-second samples of a token bucket's calls: its burst may land in one sample
+  const withinLimit = run.maxCallsPerSecond <= emailRate * 1.25;
   const ok =
     counts.seatsOk &&
     counts.duplicates === 0 &&
     counts.lost === 0 &&
     audit.poisoned > 0 &&
     alerted &&
+    withinLimit &&
     supervisor.missed.length === 0;
   const result: ScenarioResult = {
     line,
@@ -246,6 +254,8 @@ async function finish(
     audit,
     providers: paid,
     alertAfterS: run.alertAfterS,
+    maxCallsPerSecond: run.maxCallsPerSecond,
+    emailRate,
     load,
     crashes: supervisor.crashes,
     missed: supervisor.missed,
@@ -261,6 +271,7 @@ async function finish(
         transport: options.transport,
         orders: options.orders,
         crashes: supervisor.crashes.join(', ') || 'none',
+        'e-mail calls, most in one second': `${run.maxCallsPerSecond} (limit ${emailRate}/s)`,
         'poison order alerted after': run.alertAfterS === undefined ? 'no alert' : `${run.alertAfterS.toFixed(1)} s`,
       },
     });

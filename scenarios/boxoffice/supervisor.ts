@@ -3,7 +3,7 @@
 import type { BoxofficeDeps, RunningService } from '../../examples/boxoffice/shared/deps.ts';
 import { type BoxofficeOptions, type ServiceName, serviceNames, services } from '../../examples/boxoffice/system.ts';
 import type { FaultPoint } from '../../src/observability/faults.ts';
-import { Crasher } from '../demo/crasher.ts';
+import { Crash } from '../demo/crasher.ts';
 
 /** A crash of one service at one of the library's hops. */
 export interface PlannedCrash {
@@ -14,24 +14,30 @@ export interface PlannedCrash {
 export interface Supervisor {
   /** The order API's base URL (the same port across restarts). */
   readonly orderUrl: string;
-  /** Arms the next crash (one at a time); a crash not reached within `timeoutMs` is disarmed and counted missed. */
-  arm(crash: PlannedCrash, timeoutMs?: number): Promise<void>;
+  /** Arms a crash: the next time that service reaches that hop, it crashes. */
+  arm(crash: PlannedCrash): void;
   /** The crashes that happened, as `service at point`. */
   readonly crashes: string[];
+  /** Crashes armed and not reached (yet). */
   readonly missed: string[];
   close(): Promise<void>;
 }
 
 export async function superviseBoxoffice(deps: BoxofficeDeps, options: BoxofficeOptions): Promise<Supervisor> {
-  const crasher = new Crasher();
+  const armed: string[] = [];
+  const fired: string[] = [];
   const running = new Map<ServiceName, RunningService>();
   const crashes: string[] = [];
-  const missed: string[] = [];
   let orderPort = options.order?.port ?? 0;
   let orderUrl = '';
 
   async function start(name: ServiceName): Promise<void> {
-    const faults = (point: FaultPoint) => crasher.at(`${name} at ${point}`);
+    const faults = (point: FaultPoint) => {
+      const at = armed.indexOf(`${name} at ${point}`);
+      if (at < 0) return;
+      fired.push(...armed.splice(at, 1));
+      throw new Crash(`${name} at ${point}`);
+    };
     const order = { ...options.order, port: orderPort };
     const service = await services[name]({ ...deps, faults }, { ...options, order });
     if ('url' in service) {
@@ -45,9 +51,9 @@ export async function superviseBoxoffice(deps: BoxofficeDeps, options: Boxoffice
   let closed = false;
   let restarting = Promise.resolve();
   const watch = setInterval(() => {
-    for (const fired of crasher.took()) {
-      crashes.push(fired);
-      const name = fired.split(' ')[0] as ServiceName;
+    for (const crash of fired.splice(0)) {
+      crashes.push(crash);
+      const name = crash.split(' ')[0] as ServiceName;
       const dropped = running.get(name);
       restarting = restarting.then(async () => {
         // a crashed instance is not waited for long: its open work dies with it
@@ -63,16 +69,11 @@ export async function superviseBoxoffice(deps: BoxofficeDeps, options: Boxoffice
       return orderUrl;
     },
     crashes,
-    missed,
-    async arm(crash, timeoutMs = 15_000) {
-      const label = `${crash.service} at ${crash.point}`;
-      crasher.arm(label);
-      const deadline = Date.now() + timeoutMs;
-      while (crasher.armed === label && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      if (crasher.armed === label) {
-        crasher.arm('');
-        missed.push(label);
-      }
+    get missed() {
+      return [...armed];
+    },
+    arm(crash) {
+      armed.push(`${crash.service} at ${crash.point}`);
     },
     async close() {
       closed = true;
