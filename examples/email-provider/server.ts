@@ -9,8 +9,16 @@
 //
 // Run alone: `PORT=8025 node --import tsx examples/email-provider/server.ts`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pathToFileURL } from 'node:url';
-import { FaultSwitch, IdempotencyStore, idempotencyKeyOf, listen, readBody, reply } from '../provider-kit/http.ts';
+import {
+  adminFaults,
+  FaultSwitch,
+  IdempotencyStore,
+  idempotencyKeyOf,
+  listen,
+  readBody,
+  reply,
+  runAlone,
+} from '../provider-kit/http.ts';
 
 export type FaultMode = 'unavailable' | 'timeout' | 'rate-limited';
 
@@ -115,14 +123,7 @@ export async function startEmailProvider(options: EmailProviderOptions = {}): Pr
     if (request.method === 'GET' && path.startsWith('/emails/by-key/')) {
       return store.answerLookup(decodeURIComponent(path.slice('/emails/by-key/'.length)), response);
     }
-    if (path === '/admin/faults' && request.method === 'POST') {
-      provider.fail(JSON.parse(await readBody(request)) as FaultSpec);
-      return reply(response, 204, undefined);
-    }
-    if (path === '/admin/faults' && request.method === 'DELETE') {
-      provider.heal();
-      return reply(response, 204, undefined);
-    }
+    if (await adminFaults(path, request, response, provider)) return;
     if (path === '/admin/stats' && request.method === 'GET') {
       return reply(response, 200, {
         sends: sent.length,
@@ -158,10 +159,4 @@ export async function startEmailProvider(options: EmailProviderOptions = {}): Pr
   return provider;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const provider = await startEmailProvider({ port: Number(process.env.PORT ?? 8025) });
-  process.stdout.write(`email provider listening on ${provider.url}\n`);
-  const stop = () => void provider.close().then(() => process.exit(0));
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-}
+await runAlone(import.meta.url, 'email provider', 8025, startEmailProvider);

@@ -13,8 +13,8 @@
 // Run alone: `PORT=8026 node --import tsx examples/payment-provider/server.ts`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import {
+  adminFaults,
   FaultSwitch,
   IdempotencyStore,
   idempotencyKeyOf,
@@ -22,6 +22,7 @@ import {
   listen,
   readBody,
   reply,
+  runAlone,
 } from '../provider-kit/http.ts';
 
 /** How the provider misbehaves on POST /charges and /refunds, and for how long (`forMs`, `times`, or until healed). */
@@ -158,14 +159,7 @@ export async function startPaymentProvider(
     if (request.method === 'GET' && lookup) {
       return stores[lookup[1] as keyof typeof stores].answerLookup(decodeURIComponent(lookup[2]!), response);
     }
-    if (path === '/admin/faults' && request.method === 'POST') {
-      provider.fail(JSON.parse(await readBody(request)) as PaymentFault);
-      return reply(response, 204, undefined);
-    }
-    if (path === '/admin/faults' && request.method === 'DELETE') {
-      provider.heal();
-      return reply(response, 204, undefined);
-    }
+    if (await adminFaults(path, request, response, provider)) return;
     if (path === '/admin/log' && request.method === 'GET') {
       return reply(response, 200, { charges, refunds, requests, replays: provider.replays });
     }
@@ -195,10 +189,4 @@ export async function startPaymentProvider(
   return provider;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const provider = await startPaymentProvider({ port: Number(process.env.PORT ?? 8026) });
-  process.stdout.write(`payment provider listening on ${provider.url}\n`);
-  const stop = () => void provider.close().then(() => process.exit(0));
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-}
+await runAlone(import.meta.url, 'payment provider', 8026, startPaymentProvider);

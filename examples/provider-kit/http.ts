@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
 
 const maxBody = 1_000_000;
 
@@ -166,4 +167,33 @@ export async function listen(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** `POST /admin/faults` (a fault as JSON) and `DELETE /admin/faults` (healthy again); false for any other request. */
+export async function adminFaults<F>(
+  path: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+  provider: { fail(fault: F): void; heal(): void },
+): Promise<boolean> {
+  if (path !== '/admin/faults' || (request.method !== 'POST' && request.method !== 'DELETE')) return false;
+  if (request.method === 'POST') provider.fail(JSON.parse(await readBody(request)) as F);
+  else provider.heal();
+  reply(response, 204, undefined);
+  return true;
+}
+
+/** When `moduleUrl` is the script node runs: starts the provider on `PORT` (or `port`) until SIGINT or SIGTERM. */
+export async function runAlone(
+  moduleUrl: string,
+  name: string,
+  port: number,
+  start: (options: { port: number }) => Promise<{ url: string; close(): Promise<void> }>,
+): Promise<void> {
+  if (!process.argv[1] || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  const provider = await start({ port: Number(process.env.PORT ?? port) });
+  process.stdout.write(`${name} listening on ${provider.url}\n`);
+  const stop = () => void provider.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }

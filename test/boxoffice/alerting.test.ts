@@ -52,7 +52,7 @@ async function deaths(t: TestContext, wire: Wiring) {
   const provider = await startPaymentProvider();
   t.after(() => provider.close());
   provider.fail({ mode: 'unavailable' });
-  const sender = { maxAttempts: 2, breaker: false as const, retry: { baseMs: 20, capMs: 50 }, pollIntervalMs: 20 };
+  const sender = { maxAttempts: 2, retry: { baseMs: 20, capMs: 50 }, pollIntervalMs: 20 };
   const payment = await startPayment(deps, { providerUrl: provider.url, sender });
   t.after(() => payment.close());
   const alerted = (subject: string) =>

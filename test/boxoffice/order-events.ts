@@ -10,14 +10,18 @@ import {
   type OrderEvent,
   ordersTopic,
 } from '../../examples/boxoffice/shared/events.ts';
+import { prefixedTransport } from '../../scenarios/boxoffice/prefixed-transport.ts';
 import {
   createEvent,
+  type Db,
   type EffectProvider,
   type Event,
   encodeEvent,
+  kafkaTransport,
   ProviderError,
   postgresTransport,
   silentLogger,
+  type Transport,
   uuidv7,
 } from '../../src/index.ts';
 import { freshSchema } from '../support/fixtures.ts';
@@ -42,9 +46,24 @@ export function anOrder(customer = { name: 'Ana', email: 'ana@example.test' }) {
   return { orderId, confirmed, cancelled };
 }
 
-export async function boxofficeEnv(t: TestContext) {
+/** The embedded log in the test's schema, or the real broker with topics of the test's own (a prefix). */
+export type On = 'embedded' | 'kafka';
+
+async function transportFor(t: TestContext, on: On, db: Db, schema: string): Promise<Transport> {
+  if (on === 'embedded') return postgresTransport({ db, schema, pollIntervalMs: 20, logger: silentLogger });
+  const transport = prefixedTransport(kafkaTransport({ clientId: schema, logger: silentLogger }), `${schema}.`);
+  const admin = transport.admin();
+  await admin.createTopics([{ topic: ordersTopic, partitions: 2 }]);
+  t.after(async () => {
+    await admin.deleteTopics([ordersTopic]).catch(() => undefined);
+    await admin.close();
+  });
+  return transport;
+}
+
+export async function boxofficeEnv(t: TestContext, on: On = 'embedded') {
   const { db, schema } = await freshSchema(t);
-  const transport = postgresTransport({ db, schema, pollIntervalMs: 20, logger: silentLogger });
+  const transport = await transportFor(t, on, db, schema);
   const deps: BoxofficeDeps = { db, transport, schema, logger: silentLogger, groupPrefix: `${schema}-` };
   const producer = transport.producer();
   t.after(() => producer.close());

@@ -7,12 +7,14 @@ import { balance, type PaymentOptions, startPayment } from '../../examples/boxof
 import { startPaymentProvider } from '../../examples/payment-provider/server.ts';
 import { createEffects } from '../../src/index.ts';
 import { eventually } from '../support/fixtures.ts';
-import { anOrder, boxofficeEnv, naivePort } from './order-events.ts';
+import { needs } from '../support/services.ts';
+import { anOrder, boxofficeEnv, naivePort, type On } from './order-events.ts';
 
 const fastSender = { callTimeoutMs: 400, leaseMs: 5000, pollIntervalMs: 20, retry: { baseMs: 50, capMs: 200 } };
 
-async function boxoffice(t: TestContext, options: Partial<PaymentOptions> = {}) {
-  const { db, schema, deps, publish } = await boxofficeEnv(t);
+async function boxoffice(t: TestContext, options: Partial<PaymentOptions> = {}, on: On = 'embedded') {
+  if (on === 'kafka' && !(await needs(t, 'kafka'))) return undefined;
+  const { db, schema, deps, publish } = await boxofficeEnv(t, on);
   const provider = await startPaymentProvider();
   t.after(() => provider.close());
   const payment = await startPayment(deps, { providerUrl: provider.url, sender: fastSender, ...options });
@@ -42,7 +44,7 @@ async function boxoffice(t: TestContext, options: Partial<PaymentOptions> = {}) 
 }
 
 test('the provider charges and never answers: the sender settles it by a lookup; one charge', async (t) => {
-  const box = await boxoffice(t);
+  const box = (await boxoffice(t))!;
   box.provider.fail({ mode: 'timeout', times: 1 });
   await box.publish(box.confirmed, box.confirmed); // and a duplicate delivery
   await box.settled(1);
@@ -54,7 +56,7 @@ test('the provider charges and never answers: the sender settles it by a lookup;
 
 test('naive twin: retried without the lookup or the idempotency key, the order is charged twice', async (t) => {
   let url = '';
-  const box = await boxoffice(t, { port: naivePort(() => `${url}/charges`) });
+  const box = (await boxoffice(t, { port: naivePort(() => `${url}/charges`) }))!;
   url = box.provider.url;
   box.provider.fail({ mode: 'timeout', times: 1 });
   await box.publish(box.confirmed);
@@ -63,7 +65,7 @@ test('naive twin: retried without the lookup or the idempotency key, the order i
 });
 
 test('a cancelled order is refunded after its charge, once (a duplicate cancel changes nothing)', async (t) => {
-  const box = await boxoffice(t);
+  const box = (await boxoffice(t))!;
   box.provider.fail({ mode: 'unavailable', times: 2 });
   await box.publish(box.confirmed, box.cancelled, box.cancelled);
   await box.settled(2);
@@ -73,18 +75,21 @@ test('a cancelled order is refunded after its charge, once (a duplicate cancel c
   assert.equal(await box.balance(), 0);
 });
 
-test('a cancel that comes before its confirm waits for it: charged, then refunded', async (t) => {
-  const box = await boxoffice(t);
-  await box.publish(box.cancelled, box.confirmed);
-  await box.settled(2);
-  assert.deepEqual(await box.entries(), ['charge', 'refund'], 'the cancel applied after the confirm');
-  assert.equal(box.provider.chargesFor(box.orderId), 1);
-  assert.equal(box.provider.refundsFor(box.orderId), 1);
-  assert.equal(await box.balance(), 0);
-});
+for (const on of ['embedded', 'kafka'] as const) {
+  test(`${on}: a cancel that comes before its confirm waits for it: charged, then refunded`, async (t) => {
+    const box = await boxoffice(t, {}, on);
+    if (!box) return;
+    await box.publish(box.cancelled, box.confirmed);
+    await box.settled(2);
+    assert.deepEqual(await box.entries(), ['charge', 'refund'], 'the cancel applied after the confirm');
+    assert.equal(box.provider.chargesFor(box.orderId), 1);
+    assert.equal(box.provider.refundsFor(box.orderId), 1);
+    assert.equal(await box.balance(), 0);
+  });
+}
 
 test('naive twin: a cancel applied before its confirm; the customer is charged and never refunded', async (t) => {
-  const box = await boxoffice(t, { waitForConfirm: false });
+  const box = (await boxoffice(t, { waitForConfirm: false }))!;
   await box.publish(box.cancelled, box.confirmed);
   await box.settled(2);
   assert.deepEqual(await box.entries(), ['refund', 'charge'], 'the cancel applied first');

@@ -1,7 +1,7 @@
 // The notification service's handler, in the consumer's transaction: one e-mail per (order, kind), scheduled as an
 // effect keyed by the order id. A redelivered event schedules nothing new (the consumer's dedup row, and the effect's
 // unique (key, kind)); the sender performs it later with the effect id as the idempotency key.
-import { type Effects, type Event, isUuid, PermanentError, type Queryable, TransientError } from 'effectively';
+import { type Effects, type Event, isUuid, PermanentError, type Queryable } from 'effectively';
 import {
   type Customer,
   type OrderCancelled,
@@ -31,24 +31,45 @@ function checkOrder<T extends OrderConfirmed | OrderCancelled>(data: unknown, wi
 
 export function notificationHandler(schema: string, effects: Effects) {
   return async (event: Event, { tx }: { tx: Queryable }): Promise<void> => {
-    if (event.type === OrderConfirmedType) {
-      const { orderId, customer, seats } = checkOrder<OrderConfirmed>(event.data, true);
-      await tx.query(
-        `INSERT INTO ${schema}.notification_recipients (order_id, name, email) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        [orderId, customer.name, customer.email],
-      );
-      const payload = email(customer, 'Your tickets', `Order ${orderId} is confirmed: ${seats} seat(s).`);
-      await effects.schedule(tx, { key: orderId, kind: confirmationKind, payload });
-    } else if (event.type === OrderCancelledType) {
-      const { orderId } = checkOrder<OrderCancelled>(event.data, false);
-      const { rows } = await tx.query<{ name: string; email: string }>(
-        `SELECT name, email FROM ${schema}.notification_recipients WHERE order_id = $1`,
-        [orderId],
-      );
-      // Its OrderConfirmed is not applied yet: retried, and (key-ordered) never sent before the confirmation.
-      if (!rows[0]) throw new TransientError(`order ${orderId} cancelled before its confirmation was applied`);
-      const payload = email(rows[0], 'Your order is cancelled', `Order ${orderId} is cancelled; you will be refunded.`);
-      await effects.schedule(tx, { key: orderId, kind: cancellationKind, payload });
-    }
+    const mail = { tx, schema, effects };
+    if (event.type === OrderConfirmedType) await confirmed(mail, checkOrder(event.data, true));
+    else if (event.type === OrderCancelledType) await cancelled(mail, event.id, checkOrder(event.data, false));
   };
+}
+
+interface Mail {
+  tx: Queryable;
+  schema: string;
+  effects: Effects;
+}
+
+async function confirmed(mail: Mail, { orderId, customer, seats }: OrderConfirmed) {
+  const { tx, schema, effects } = mail;
+  await tx.query(
+    `INSERT INTO ${schema}.notification_recipients (order_id, name, email) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+    [orderId, customer.name, customer.email],
+  );
+  const payload = email(customer, 'Your tickets', `Order ${orderId} is confirmed: ${seats} seat(s).`);
+  await effects.schedule(tx, { key: orderId, kind: confirmationKind, payload });
+  // A cancel that came first waited for this confirmation: its e-mail is scheduled now, after it.
+  const waiting = await tx.query(`DELETE FROM ${schema}.notification_cancels_waiting WHERE order_id = $1`, [orderId]);
+  if (waiting.rowCount) await cancellation(mail, orderId, customer);
+}
+
+async function cancelled(mail: Mail, eventId: string, { orderId }: OrderCancelled) {
+  const { rows } = await mail.tx.query<{ name: string; email: string }>(
+    `SELECT name, email FROM ${mail.schema}.notification_recipients WHERE order_id = $1`,
+    [orderId],
+  );
+  if (rows[0]) return cancellation(mail, orderId, rows[0]);
+  // Its OrderConfirmed has not been applied: no cancellation before the confirmation; it waits (kept, not lost).
+  await mail.tx.query(
+    `INSERT INTO ${mail.schema}.notification_cancels_waiting (order_id, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+    [orderId, eventId],
+  );
+}
+
+function cancellation({ tx, effects }: Mail, orderId: string, customer: Customer) {
+  const payload = email(customer, 'Your order is cancelled', `Order ${orderId} is cancelled; you will be refunded.`);
+  return effects.schedule(tx, { key: orderId, kind: cancellationKind, payload });
 }

@@ -1,21 +1,10 @@
 // The notification service: one e-mail per (order, kind) to the reference e-mail provider. The handler schedules it in
 // the consumer's transaction (emails.ts); a sender performs it with the effect id as the idempotency key, at the
-// provider's rate (rate limiter), and stops calling while the provider keeps failing (circuit breaker), which also
-// pauses the consumer: the backlog waits in the log, not in the provider's error rate.
-import {
-  type CircuitBreakerOptions,
-  createConsumer,
-  createEffects,
-  createSender,
-  type EffectLookup,
-  type EffectProvider,
-  pauseWhileOpen,
-  type SenderOptions,
-  stderrLogger,
-} from 'effectively';
+// provider's rate, and stops calling while the provider keeps failing (../effect-service.ts).
+import type { CircuitBreakerOptions } from 'effectively';
 import { emailProviderClient } from '../../email-provider/client.ts';
-import { type BoxofficeDeps, dedupRetention, groupName, type RunningService } from '../shared/deps.ts';
-import { ordersTopic } from '../shared/events.ts';
+import { type EffectService, type ProviderPort, type SenderSettings, startEffectService } from '../effect-service.ts';
+import type { BoxofficeDeps } from '../shared/deps.ts';
 import { createTables } from '../shared/sql.ts';
 import { cancellationKind, confirmationKind, notificationHandler } from './emails.ts';
 
@@ -29,52 +18,20 @@ export interface NotificationOptions {
   /** The breaker (default: opens when half of at least 10 calls fail, probes after 5 s). */
   breaker?: CircuitBreakerOptions;
   /** The sender's other settings (call timeout, lease, backoff...). */
-  sender?: Partial<Omit<SenderOptions, 'db' | 'schema' | 'provider' | 'lookup' | 'kinds' | 'breaker'>>;
+  sender?: SenderSettings;
   /** Replaces the provider port (default: the reference client on `emailUrl`, with its lookup). */
-  port?: { send: EffectProvider; lookup?: EffectLookup };
+  port?: ProviderPort;
 }
 
-export async function startNotification(deps: BoxofficeDeps, options: NotificationOptions): Promise<RunningService> {
-  const { db, schema } = deps;
-  const logger = deps.logger ?? stderrLogger;
-  await createTables(db, import.meta.url, schema);
-  const effects = createEffects({ schema });
-  const consumer = createConsumer({
-    db,
-    transport: deps.transport,
-    schema,
-    group: groupName(deps, 'notification'),
-    topics: [ordersTopic],
-    // A cancel behind a confirmation that failed (in retry or dead) waits for it instead of overtaking it.
-    keyOrdered: true,
-    retention: dedupRetention,
-    logger,
-    ...(deps.faults === undefined ? {} : { faults: deps.faults }),
-    handler: notificationHandler(schema, effects),
-  });
-  const port = options.port ?? emailProviderClient({ url: options.emailUrl });
-  const sender = createSender({
-    db,
-    schema,
-    kinds: [confirmationKind, cancellationKind],
-    provider: port.send,
-    ...(port.lookup === undefined ? {} : { lookup: port.lookup }),
-    rateLimit: { perSecond: options.ratePerSecond ?? 10 },
-    breaker: options.breaker ?? { failureRatio: 0.5, minimumCalls: 10, openMs: 5000 },
-    logger,
-    onDead: (effect, error) =>
-      logger.error('e-mail given up', { effectId: effect.id, kind: effect.kind, error: String(error) }),
-    ...options.sender,
-  });
-  const stopPausing = pauseWhileOpen(sender.breaker!, consumer);
-  await consumer.start();
-  await sender.start();
-  return {
+export async function startNotification(deps: BoxofficeDeps, options: NotificationOptions): Promise<EffectService> {
+  await createTables(deps.db, import.meta.url, deps.schema);
+  return startEffectService(deps, {
     name: 'notification',
-    async close() {
-      stopPausing();
-      await consumer.close();
-      await sender.close();
-    },
-  };
+    handler: (effects) => notificationHandler(deps.schema, effects),
+    kinds: [confirmationKind, cancellationKind],
+    port: options.port ?? emailProviderClient({ url: options.emailUrl }),
+    ratePerSecond: options.ratePerSecond ?? 10,
+    breaker: options.breaker ?? { failureRatio: 0.5, minimumCalls: 10, openMs: 5000 },
+    sender: options.sender,
+  });
 }

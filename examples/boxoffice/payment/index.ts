@@ -2,18 +2,10 @@
 // writes the ledger and schedules the call in the consumer's transaction (ledger.ts); a sender performs it outside
 // any transaction, with the effect id as the idempotency key, behind a rate limiter and a circuit breaker. A call
 // whose answer was lost (a timeout after charging) is settled by a lookup by key, never by a second charge.
-import {
-  createConsumer,
-  createEffects,
-  createSender,
-  type EffectLookup,
-  type EffectProvider,
-  type SenderOptions,
-  stderrLogger,
-} from 'effectively';
+import type { CircuitBreakerOptions } from 'effectively';
 import { paymentProviderClient } from '../../payment-provider/client.ts';
-import { type BoxofficeDeps, dedupRetention, groupName, type RunningService } from '../shared/deps.ts';
-import { ordersTopic } from '../shared/events.ts';
+import { type EffectService, type ProviderPort, type SenderSettings, startEffectService } from '../effect-service.ts';
+import type { BoxofficeDeps } from '../shared/deps.ts';
 import { createTables } from '../shared/sql.ts';
 import { chargeKind, paymentHandler, refundKind } from './ledger.ts';
 
@@ -24,16 +16,18 @@ export interface PaymentOptions {
   providerUrl: string;
   /** Calls per second the provider allows (default 20). */
   ratePerSecond?: number;
-  /** The sender's other settings (call timeout, lease, backoff, breaker...). */
-  sender?: Partial<Omit<SenderOptions, 'db' | 'schema' | 'provider' | 'lookup' | 'kinds'>>;
+  /** The breaker (default: opens when half of at least 10 calls fail, probes after 5 s). */
+  breaker?: CircuitBreakerOptions;
+  /** The sender's other settings (call timeout, lease, backoff...). */
+  sender?: SenderSettings;
   /** Replaces the provider port (default: the reference client on `providerUrl`, with its lookups). */
-  port?: { send: EffectProvider; lookup?: EffectLookup };
+  port?: ProviderPort;
   /** Default true: a cancel that comes before its confirm waits for it. False: the naive twin of the tests. */
   waitForConfirm?: boolean;
 }
 
 /** One port for both kinds: a charge goes to /charges, a refund to /refunds; each is looked up where it was sent. */
-function referencePort(url: string): { send: EffectProvider; lookup: EffectLookup } {
+function referencePort(url: string): ProviderPort {
   const client = paymentProviderClient({ url });
   const endpoint = (kind: string) => (kind === refundKind ? client.refund : client.charge);
   return {
@@ -42,42 +36,16 @@ function referencePort(url: string): { send: EffectProvider; lookup: EffectLooku
   };
 }
 
-export async function startPayment(deps: BoxofficeDeps, options: PaymentOptions): Promise<RunningService> {
-  const { db, schema } = deps;
-  const logger = deps.logger ?? stderrLogger;
-  await createTables(db, import.meta.url, schema);
-  const effects = createEffects({ schema });
-  const consumer = createConsumer({
-    db,
-    transport: deps.transport,
-    schema,
-    group: groupName(deps, 'payment'),
-    topics: [ordersTopic],
-    retention: dedupRetention,
-    logger,
-    ...(deps.faults === undefined ? {} : { faults: deps.faults }),
-    handler: paymentHandler({ schema, effects, waitForConfirm: options.waitForConfirm ?? true }),
-  });
-  const port = options.port ?? referencePort(options.providerUrl);
-  const sender = createSender({
-    db,
-    schema,
-    kinds: [chargeKind, refundKind],
-    provider: port.send,
-    ...(port.lookup === undefined ? {} : { lookup: port.lookup }),
-    rateLimit: { perSecond: options.ratePerSecond ?? 20 },
-    logger,
-    onDead: (effect, error) =>
-      logger.error('payment given up', { effectId: effect.id, kind: effect.kind, error: String(error) }),
-    ...options.sender,
-  });
-  await consumer.start();
-  await sender.start();
-  return {
+export async function startPayment(deps: BoxofficeDeps, options: PaymentOptions): Promise<EffectService> {
+  await createTables(deps.db, import.meta.url, deps.schema);
+  const waitForConfirm = options.waitForConfirm ?? true;
+  return startEffectService(deps, {
     name: 'payment',
-    async close() {
-      await consumer.close();
-      await sender.close();
-    },
-  };
+    handler: (effects) => paymentHandler({ schema: deps.schema, effects, waitForConfirm }),
+    kinds: [chargeKind, refundKind],
+    port: options.port ?? referencePort(options.providerUrl),
+    ratePerSecond: options.ratePerSecond ?? 20,
+    breaker: options.breaker ?? { failureRatio: 0.5, minimumCalls: 10, openMs: 5000 },
+    sender: options.sender,
+  });
 }

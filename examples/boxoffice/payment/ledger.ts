@@ -43,6 +43,7 @@ export function paymentHandler(ledger: Ledger) {
 async function confirm(tx: Queryable, ledger: Ledger, eventId: string, order: OrderConfirmed) {
   const { schema, effects } = ledger;
   const { orderId, amountCents, customer } = order;
+  // Scheduling is idempotent per (order, kind): a second confirm of this order gets the first charge's id back.
   const chargeKey = await effects.schedule(tx, {
     key: orderId,
     kind: chargeKind,
@@ -75,22 +76,24 @@ async function cancel(tx: Queryable, ledger: Ledger, eventId: string, order: Ord
   const { schema, effects } = ledger;
   const { orderId, amountCents } = order;
   const charged = await tx.query<{ charge_key: string }>(
-    `SELECT charge_key FROM ${schema}.payment_orders WHERE order_id = $1 FOR UPDATE`,
+    `SELECT charge_key FROM ${schema}.payment_orders WHERE order_id = $1`,
     [orderId],
   );
   const chargeKey = charged.rows[0]?.charge_key;
-  if (chargeKey === undefined && ledger.waitForConfirm) {
-    // Its OrderConfirmed has not been applied: never refund first; it waits for it (kept, not lost).
-    await tx.query(
-      `INSERT INTO ${schema}.payment_cancels_waiting (order_id, event_id, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-      [orderId, eventId, JSON.stringify(order)],
-    );
-    return 'applied';
+  if (chargeKey === undefined) {
+    if (ledger.waitForConfirm) {
+      // Its OrderConfirmed has not been applied: never refund first; the cancel waits for it (kept, not lost).
+      await tx.query(
+        `INSERT INTO ${schema}.payment_cancels_waiting (order_id, event_id, data) VALUES ($1, $2, $3)
+         ON CONFLICT DO NOTHING`,
+        [orderId, eventId, JSON.stringify(order)],
+      );
+      return 'applied';
+    }
+  } else {
+    const guard = { table: `${schema}.payment_orders`, id: { column: 'order_id', value: orderId }, set: {} };
+    if ((await versionGuard(tx, { ...guard, version: order.version })) === 'stale') return 'stale'; // cancelled before
   }
-  const table = `${schema}.payment_orders`;
-  const id = { column: 'order_id', value: orderId };
-  if (chargeKey !== undefined && (await versionGuard(tx, { table, id, version: order.version, set: {} })) === 'stale')
-    return 'stale'; // cancelled before
   const payload = { orderId, chargeKey, amountCents };
   const refundKey = await effects.schedule(tx, { key: orderId, kind: refundKind, payload });
   const entry = {
