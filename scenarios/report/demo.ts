@@ -34,6 +34,7 @@ function simulate(naive: boolean, startedAt: number): { timeline: Timeline; worl
   let clock = startedAt;
   const timeline = createTimeline({ now: () => clock });
   const rnd = random(naive ? 7 : 11);
+  const orders = random(3); // the same orders on both sides
   const w: World = { t: 0, published: 0, applied: 0, sent: 0, pending: 0, dead: 0, duplicates: 0 };
   let breaker: 'closed' | 'open' | 'half-open' = 'closed';
   let openUntil = 0;
@@ -46,7 +47,7 @@ function simulate(naive: boolean, startedAt: number): { timeline: Timeline; worl
     if (Math.abs(w.t - outageS) < dt / 2) timeline.mark('provider back');
     if (Math.abs(w.t - crashS) < dt / 2) timeline.mark('consumer crash');
     if (Math.abs(w.t - 20) < dt / 2) timeline.mark('poison order');
-    if (w.t < 30) w.published += 30 * dt * (0.8 + 0.4 * rnd());
+    if (w.t < 30) w.published += 30 * dt * (0.8 + 0.4 * orders());
     const down = w.t >= crashS && w.t < crashS + 3;
     const paused = !naive && breaker === 'open';
     if (!down && !paused) {

@@ -33,7 +33,7 @@ const descriptions: Record<string, string> = {
 export function renderPage(input: PageInput): string {
   const order = (name: string) => (name === 'naive' ? 0 : name === 'effectively' ? 1 : 2);
   const variants = [...input.variants].sort((a, b) => order(a.name) - order(b.name));
-  const { rows, durationS } = buildRows(variants.map((v) => v.data));
+  const { rows, durationS, stepS } = buildRows(variants.map((v) => v.data));
   const title = `${input.scenario} · effectively report`;
   return `<!doctype html>
 <html lang="en">
@@ -52,7 +52,7 @@ ${facts(input.facts)}
 ${variants.map(columnHead).join('\n')}
 ${rows.map((row, i) => renderRow(row, variants, durationS, i === 0)).join('\n')}
 </section>
-${legend(rows)}
+${legend(rows, stepS)}
 </main>
 </body>
 </html>
@@ -68,8 +68,19 @@ function header(input: PageInput, durationS: number): string {
 <div class="kicker">effectively · scenario report</div>
 <h1>${escapeHtml(input.scenario)}</h1>
 <div class="meta">started ${escapeHtml(started)} · ran ${durationS.toFixed(1)} s</div>
-<div class="audit">${escapeHtml(input.auditLine)}</div>
+<div class="audit">${auditHtml(input.auditLine)}</div>
 </header>`;
+}
+
+/** An audit line, escaped, with its counts of what must not happen (duplicates, lost, ...) green at 0, red above. */
+function auditHtml(line: string): string {
+  return escapeHtml(line).replace(
+    /\b(duplicates|duplicated|lost|missing|oversold)=(\d+)/g,
+    (_, key: string, n: string) => {
+      const bad = Number(n) > 0;
+      return `<b class="${bad ? 'bad' : 'good'}">${key}=${n}</b>`;
+    },
+  );
 }
 
 function facts(all: Facts | undefined, className = 'facts'): string {
@@ -87,7 +98,7 @@ function columnHead(variant: PageVariant): string {
   return `<div class="colhead" style="border-color:${color}">
 <div class="variant" style="color:${color}">${escapeHtml(variant.name)}</div>
 ${description ? `<div class="desc">${escapeHtml(description)}</div>` : ''}
-${variant.auditLine ? `<div class="audit small">${escapeHtml(variant.auditLine)}</div>` : ''}
+${variant.auditLine ? `<div class="audit small">${auditHtml(variant.auditLine)}</div>` : ''}
 ${facts(variant.facts, 'facts small')}
 </div>`;
 }
@@ -95,7 +106,14 @@ ${facts(variant.facts, 'facts small')}
 function renderRow(row: Row, variants: PageVariant[], durationS: number, labelMarks: boolean): string {
   const cells = row.cells.map((cell, i) => {
     const variant = variants[i]!;
-    const frame = { durationS, marks: variant.data.marks, labelMarks, color: colors[variant.name] ?? '#555' };
+    const frame = {
+      durationS,
+      marks: variant.data.marks,
+      labelMarks,
+      color: colors[variant.name] ?? '#555',
+      width: variants.length === 1 ? 1140 : 560,
+      title: `${row.title}, ${variant.name}`,
+    };
     const chart =
       row.kind === 'state'
         ? stateChart(cell?.kind === 'state' ? cell : undefined, frame)
@@ -117,10 +135,12 @@ function stateSwatches(row: Row): string {
   return `<span class="swatches">${items.join('')}</span>`;
 }
 
-function legend(rows: Row[]): string {
+function legend(rows: Row[], stepS: number): string {
   const items = ['<span><i class="mark-key"></i>an event of the run (crash, restart, fault on or off)</span>'];
   if (rows.some((row) => row.limit !== undefined)) items.push('<span><i class="limit-key"></i>the rate limit</span>');
-  items.push('<span>rates are per second over 1 s steps (coarser on long runs); lag is the highest sample</span>');
+  items.push(
+    `<span>rates are per second over ${stepS} s steps; a gauge such as lag shows its highest sample; each row shares its scale across variants</span>`,
+  );
   return `<footer>${items.join('')}</footer>`;
 }
 
@@ -137,6 +157,9 @@ h1 { margin: 2px 0 4px; font-size: 28px; letter-spacing: -.01em; }
 .audit { margin-top: 12px; padding: 10px 14px; background: #101827; color: #d1fae5; border-radius: 8px;
   font: 13px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace;
   white-space: pre-wrap; word-break: break-word; }
+.audit b { font-weight: 700; }
+.audit .good { color: #6ee7a8; }
+.audit .bad { color: #fff; background: #c2410c; border-radius: 3px; padding: 0 3px; }
 .audit.small { margin-top: 8px; padding: 6px 10px; font-size: 12px; }
 .facts { display: flex; flex-wrap: wrap; gap: 10px; margin: 0 0 22px; }
 .fact { background: #fff; border: 1px solid #e3e6eb; border-radius: 8px; padding: 8px 14px; min-width: 110px; }

@@ -51,10 +51,10 @@ const known: Record<string, Spec> = {
   'provider calls': { title: 'Provider calls against the rate limit', unit: 'calls per second', show: 'rate' },
 };
 
-export function buildRows(timelines: TimelineData[]): { rows: Row[]; durationS: number } {
+export function buildRows(timelines: TimelineData[]): { rows: Row[]; durationS: number; stepS: number } {
   const durationS = Math.max(1, ...timelines.map((data) => data.endedMs / 1000));
   const stepS = renderStepS(durationS);
-  return { rows: metricNames(timelines).map((name) => buildRow(name, timelines, stepS)), durationS };
+  return { rows: metricNames(timelines).map((name) => buildRow(name, timelines, stepS)), durationS, stepS };
 }
 
 /** Render buckets: 1 s, or coarser so a long run keeps about 300 points per chart. */
@@ -73,6 +73,7 @@ function metricNames(timelines: TimelineData[]): string[] {
   return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
+/** A known metric's spec, else one from what was recorded under the name. */
 function specOf(name: string, timelines: TimelineData[]): Spec {
   const spec = known[name];
   if (spec) return spec;
@@ -101,32 +102,33 @@ function buildRow(name: string, timelines: TimelineData[], stepS: number): Row {
   };
 }
 
+/** A variant's cell, from what it recorded: a counter as a rate (or running total), a gauge as a line or a band. */
 function buildCell(name: string, show: Show, data: TimelineData, stepS: number): Cell | undefined {
   const endS = data.endedMs / 1000;
-  if (show === 'state') {
-    const samples = data.gauges.get(name);
-    return samples ? stateCell(samples, endS) : undefined;
-  }
-  if (show === 'value') {
-    const samples = data.gauges.get(name)?.filter((s) => typeof s.value === 'number');
-    return samples ? valueCell(samples as { t: number; value: number }[], stepS) : undefined;
-  }
   const buckets = data.counters.get(name);
-  if (!buckets) return undefined;
+  if (buckets) return counterCell(buckets, show === 'total', stepS, endS);
+  const samples = data.gauges.get(name);
+  if (!samples) return undefined;
+  if (show === 'state' || samples.some((s) => typeof s.value === 'string')) return stateCell(samples, endS);
+  return valueCell(samples as { t: number; value: number }[], stepS);
+}
+
+function counterCell(buckets: Map<number, number>, running: boolean, stepS: number, endS: number): LineCell {
   const sums = perStep(buckets, stepS, endS);
   const total = sums.reduce((a, b) => a + b, 0);
-  if (show === 'total') {
-    let running = 0;
+  if (running) {
+    let sum = 0;
     const points = [{ t: 0, v: 0 }];
-    sums.forEach((sum, i) => {
-      running += sum;
-      points.push({ t: Math.min(endS, (i + 1) * stepS), v: running });
+    sums.forEach((n, i) => {
+      sum += n;
+      points.push({ t: Math.min(endS, (i + 1) * stepS), v: sum });
     });
     return { kind: 'line', points, summary: `total ${formatNumber(total)}` };
   }
   const points = sums.map((sum, i) => {
     const from = i * stepS;
-    const width = Math.min(stepS, endS - from);
+    // The last step runs to the end of the run: a little over or under a step.
+    const width = i === sums.length - 1 && endS > from ? endS - from : stepS;
     return { t: from + width / 2, v: sum / width };
   });
   const peak = Math.max(0, ...points.map((p) => p.v));

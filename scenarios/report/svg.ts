@@ -11,14 +11,16 @@ export interface Frame {
   /** Whether the marks' labels are written (on the first row only: below, the dashed lines speak for themselves). */
   labelMarks: boolean;
   color: string;
+  /** The chart's width in SVG units: 560 beside another variant, wider when alone. */
+  width: number;
+  /** What the chart shows, for screen readers and as a tooltip. */
+  title: string;
 }
 
-const width = 560;
 const pad = { left: 50, right: 14, top: 10, bottom: 26 };
 const plotHeight = 122;
 const bandHeight = 30;
 const labelRow = 13;
-const innerW = width - pad.left - pad.right;
 
 export const stateColors: Record<string, string> = { closed: '#3fa66b', 'half-open': '#e0a526', open: '#d6453d' };
 const otherStateColors = ['#6b8fd6', '#9a6bd6', '#4fb3b3', '#c06b9a'];
@@ -29,37 +31,38 @@ export function lineChart(cell: LineCell | undefined, yMax: number, limit: numbe
   const top = pad.top + labels.height;
   const ticks = niceTicks(yMax);
   const yTop = ticks.at(-1)!;
-  const x = xScale(frame.durationS);
+  const x = xScale(frame);
+  const right = frame.width - pad.right;
   const y = (v: number) => top + innerH - (v / yTop) * innerH;
   const parts: string[] = [];
   for (const tick of ticks) {
     const ty = r(y(tick));
-    parts.push(`<line class="grid" x1="${pad.left}" x2="${width - pad.right}" y1="${ty}" y2="${ty}"/>`);
+    parts.push(`<line class="grid" x1="${pad.left}" x2="${right}" y1="${ty}" y2="${ty}"/>`);
     parts.push(
       `<text class="tick" x="${pad.left - 6}" y="${r(y(tick) + 4)}" text-anchor="end">${formatNumber(tick)}</text>`,
     );
   }
-  parts.push(xAxis(frame.durationS, top + innerH));
+  parts.push(xAxis(frame, top + innerH));
   if (cell && cell.points.length > 0) parts.push(path(cell.points, x, y, top + innerH, frame.color));
-  else parts.push(noData(top + innerH / 2));
+  else parts.push(noData(frame, top + innerH / 2));
   if (limit !== undefined) {
     const ly = r(y(limit));
-    parts.push(`<line class="limit" x1="${pad.left}" x2="${width - pad.right}" y1="${ly}" y2="${ly}"/>`);
+    parts.push(`<line class="limit" x1="${pad.left}" x2="${right}" y1="${ly}" y2="${ly}"/>`);
     parts.push(
-      `<text class="limit-label" x="${width - pad.right - 4}" y="${r(y(limit) - 5)}" text-anchor="end">limit ${formatNumber(limit)}/s</text>`,
+      `<text class="limit-label" x="${right - 4}" y="${r(y(limit) - 5)}" text-anchor="end">limit ${formatNumber(limit)}/s</text>`,
     );
   }
   parts.push(markers(frame, labels, top, top + innerH));
-  return svg(top + innerH + pad.bottom, parts);
+  return svg(frame, top + innerH + pad.bottom, parts);
 }
 
 export function stateChart(cell: StateCell | undefined, frame: Frame): string {
   const labels = markLabels(frame);
   const bandTop = pad.top + labels.height + 4;
   const bandH = bandHeight;
-  const x = xScale(frame.durationS);
+  const x = xScale(frame);
   const parts: string[] = [];
-  parts.push(`<rect class="band-bg" x="${pad.left}" y="${bandTop}" width="${innerW}" height="${bandH}"/>`);
+  parts.push(`<rect class="band-bg" x="${pad.left}" y="${bandTop}" width="${innerWidth(frame)}" height="${bandH}"/>`);
   if (cell && cell.segments.length > 0) {
     for (const segment of cell.segments) {
       const x0 = x(segment.from);
@@ -75,12 +78,12 @@ export function stateChart(cell: StateCell | undefined, frame: Frame): string {
       }
     }
   } else {
-    parts.push(noData(bandTop + bandH / 2));
+    parts.push(noData(frame, bandTop + bandH / 2));
   }
   const axisY = bandTop + bandH + 8;
-  parts.push(xAxis(frame.durationS, axisY));
+  parts.push(xAxis(frame, axisY));
   parts.push(markers(frame, labels, bandTop - 4, axisY));
-  return svg(axisY + pad.bottom, parts);
+  return svg(frame, axisY + pad.bottom, parts);
 }
 
 export function stateColor(state: string): string {
@@ -91,12 +94,18 @@ export function stateColor(state: string): string {
   return otherStateColors[hash % otherStateColors.length]!;
 }
 
-function svg(height: number, parts: string[]): string {
-  return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" xmlns="http://www.w3.org/2000/svg">${parts.join('')}</svg>`;
+function svg(frame: Frame, height: number, parts: string[]): string {
+  const title = escapeHtml(frame.title);
+  return `<svg class="chart" viewBox="0 0 ${frame.width} ${height}" width="${frame.width}" height="${height}" role="img" aria-label="${title}" xmlns="http://www.w3.org/2000/svg"><title>${title}</title>${parts.join('')}</svg>`;
 }
 
-function xScale(durationS: number): (t: number) => number {
-  return (t: number) => pad.left + (Math.min(t, durationS) / durationS) * innerW;
+function innerWidth(frame: Frame): number {
+  return frame.width - pad.left - pad.right;
+}
+
+function xScale(frame: Frame): (t: number) => number {
+  const innerW = innerWidth(frame);
+  return (t: number) => pad.left + (Math.min(t, frame.durationS) / frame.durationS) * innerW;
 }
 
 function path(points: Point[], x: (t: number) => number, y: (v: number) => number, baseY: number, color: string) {
@@ -108,13 +117,15 @@ function path(points: Point[], x: (t: number) => number, y: (v: number) => numbe
   );
 }
 
-function xAxis(durationS: number, axisY: number): string {
-  const x = xScale(durationS);
-  const step = niceTimeStep(durationS);
-  const parts = [`<line class="axis" x1="${pad.left}" x2="${width - pad.right}" y1="${axisY}" y2="${axisY}"/>`];
-  for (let t = 0; t <= durationS + 1e-9; t += step) {
+function xAxis(frame: Frame, axisY: number): string {
+  const x = xScale(frame);
+  const step = niceTimeStep(frame.durationS, Math.floor(innerWidth(frame) / 62));
+  const parts = [`<line class="axis" x1="${pad.left}" x2="${frame.width - pad.right}" y1="${axisY}" y2="${axisY}"/>`];
+  for (let t = 0; t <= frame.durationS + 1e-9; t += step) {
     parts.push(`<line class="axis" x1="${r(x(t))}" x2="${r(x(t))}" y1="${axisY}" y2="${axisY + 4}"/>`);
-    parts.push(`<text class="tick" x="${r(x(t))}" y="${axisY + 16}" text-anchor="middle">${formatTime(t)}</text>`);
+    parts.push(
+      `<text class="tick" x="${r(x(t))}" y="${axisY + 16}" text-anchor="middle">${formatTime(t, frame.durationS)}</text>`,
+    );
   }
   return parts.join('');
 }
@@ -128,12 +139,12 @@ interface MarkLabels {
 
 /** Places the marks' labels: each on the first row where it does not run into the label before it. */
 function markLabels(frame: Frame): MarkLabels {
-  const x = xScale(frame.durationS);
+  const x = xScale(frame);
   const rowEnds: number[] = [];
   const placed = frame.marks.map(({ t, label }) => {
     const mx = x(t / 1000);
     const textW = label.length * 6.2 + 6;
-    const anchor: 'start' | 'end' = mx + textW > width ? 'end' : 'start';
+    const anchor: 'start' | 'end' = mx + textW > frame.width ? 'end' : 'start';
     const [from, to] = anchor === 'start' ? [mx, mx + textW] : [mx - textW, mx];
     let row = rowEnds.findIndex((end) => end < from);
     if (row < 0) row = rowEnds.length;
@@ -159,8 +170,8 @@ function markers(frame: Frame, labels: MarkLabels, top: number, bottom: number):
   return parts.join('');
 }
 
-function noData(midY: number): string {
-  return `<text class="nodata" x="${pad.left + innerW / 2}" y="${midY + 4}" text-anchor="middle">not recorded in this run</text>`;
+function noData(frame: Frame, midY: number): string {
+  return `<text class="nodata" x="${pad.left + innerWidth(frame) / 2}" y="${midY + 4}" text-anchor="middle">not recorded in this run</text>`;
 }
 
 /** Ticks 0..top with a 1/2/5 step, about four of them; top ≥ max (and 1 when max is 0). */
@@ -175,13 +186,14 @@ export function niceTicks(max: number): number[] {
   return ticks;
 }
 
-function niceTimeStep(durationS: number): number {
+function niceTimeStep(durationS: number, maxTicks: number): number {
   const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
-  return steps.find((s) => durationS / s <= 8) ?? 7200;
+  return steps.find((s) => durationS / s <= maxTicks) ?? 7200;
 }
 
-function formatTime(t: number): string {
-  if (t < 120) return `${Math.round(t)} s`;
+/** Seconds on a run under two minutes, m:ss on a longer one. */
+function formatTime(t: number, durationS: number): string {
+  if (durationS < 120) return `${Math.round(t)} s`;
   const m = Math.floor(t / 60);
   const s = Math.round(t % 60);
   return `${m}:${String(s).padStart(2, '0')}`;

@@ -68,5 +68,10 @@ export async function writeReport(options: ReportOptions): Promise<string> {
 }
 
 function fileSafe(name: string): string {
-  return name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80) || 'scenario';
+  return (
+    name
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'scenario'
+  );
 }

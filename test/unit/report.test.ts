@@ -24,6 +24,8 @@ function run(variant: 'naive' | 'effectively') {
     timeline.count('applied', 10);
     timeline.count('provider calls', variant === 'naive' ? 5 : 2);
     if (ms % 500 === 0) timeline.gauge('lag', ms / 10);
+    // A known counter's name recorded as a gauge (a count read from tables) is drawn as its line.
+    if (ms % 500 === 0 && variant === 'effectively') timeline.gauge('dead letters', ms >= 4000 ? 1 : 0);
     if (ms === 2000) timeline.mark(hostile);
     if (variant === 'effectively') timeline.gauge('breaker', ms < 1000 ? 'closed' : ms < 3000 ? 'open' : hostile);
   }
@@ -40,7 +42,7 @@ before(async () => {
   await effectively.stop();
   path = await writeReport({
     scenario: 'retry-storm',
-    auditLine: `retry-storm: orders=500 ${hostile}`,
+    auditLine: `retry-storm: orders=500 duplicates=0 lost=2 ${hostile}`,
     variants: [
       { name: 'effectively', timeline: effectively, facts: { [hostile]: 1 } },
       { name: 'naive', timeline: naive, auditLine: hostile },
@@ -77,7 +79,9 @@ test('one SVG per chart: a row per metric, a chart per variant, counters as rate
   assert.match(html, /peak 100\/s · total 500</, '10 events per 100 ms are 100 per second');
   assert.match(html, /limit 20\/s/);
   assert.match(html, /open 1 time, 2\.0 s in all/);
-  assert.match(html, /not recorded in this run/, "the naive side's breaker");
+  assert.equal(html.match(/not recorded in this run/g)?.length, 1, "the naive side's breaker only");
+  assert.match(html, /total 3<\/figcaption>.*peak 1 · at the end 1</s, 'dead letters: a counter and a gauge');
+  assert.match(html, /<b class="good">duplicates=0<\/b> <b class="bad">lost=2<\/b>/, 'what must not happen, marked');
 });
 
 const chromium = findChromium();
@@ -108,3 +112,34 @@ test(
     }
   },
 );
+
+test('sampleEvery takes one sample at a time; stop waits for the one in flight, then takes the last', async () => {
+  const timeline = createTimeline();
+  let running = 0;
+  let most = 0;
+  let calls = 0;
+  let third: () => void = () => {};
+  const thirdCall = new Promise<void>((resolve) => {
+    third = resolve;
+  });
+  timeline.sampleEvery(1, async () => {
+    running += 1;
+    most = Math.max(most, running);
+    calls += 1;
+    if (calls === 3) third();
+    await new Promise((resolve) => setTimeout(resolve, 5)); // slower than the interval
+    timeline.gauge('lag', calls);
+    running -= 1;
+  });
+  // The sampler's timer does not hold the process open (a forgotten stop() must not keep a run alive): this does.
+  const open = setInterval(() => {}, 1000);
+  await thirdCall;
+  clearInterval(open);
+  await timeline.stop();
+  assert.equal(most, 1, 'two samples at once');
+  assert.equal(running, 0, 'stop returned with a sample in flight');
+  const lag = timeline.data().gauges.get('lag')!;
+  assert.equal(lag.at(-1)?.value, calls, "the last sample's value is recorded");
+  timeline.count('applied');
+  assert.equal(timeline.data().counters.size, 0, 'a count after stop is dropped');
+});
