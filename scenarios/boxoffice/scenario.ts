@@ -11,7 +11,7 @@ import { type ReportVariant, writeReport } from '../report/write.ts';
 import { openEnvironment, type TransportName } from './environment.ts';
 import { generateLoad, type LoadResult, sendPoisonOrder } from './load.ts';
 import { auditProviders, type ProviderAudit } from './provider-audit.ts';
-import { type PlannedCrash, superviseBoxoffice } from './supervisor.ts';
+import { type PlannedCrash, type Supervisor, superviseBoxoffice } from './supervisor.ts';
 import { auditSystem, type SystemAudit, settled } from './system-audit.ts';
 
 export interface ScenarioOptions {
@@ -118,8 +118,24 @@ function serviceOptions(options: ScenarioOptions, providers: Providers, onAlert:
   };
 }
 
+/** The e-mail sender's breaker, from the notification service's metrics. */
+async function breakerState(supervisor: Supervisor): Promise<string | undefined> {
+  const service = supervisor.current('notification') as { metrics?: () => Promise<{ breaker_state: string }> };
+  return (await service?.metrics?.())?.breaker_state;
+}
+
 /** Samples the system into the report's timeline: orders applied, lag, dead letters, provider calls and refusals. */
-function sampleInto(timeline: Timeline, read: () => Promise<SystemAudit>, providers: Providers, emailRate: number) {
+function sampleInto(
+  timeline: Timeline,
+  read: () => Promise<SystemAudit>,
+  providers: Providers,
+  emailRate: number,
+  supervisor: Supervisor,
+) {
+  timeline.sampleEvery(250, async () => {
+    const state = await breakerState(supervisor);
+    if (state !== undefined) timeline.gauge('breaker', state);
+  });
   const rate = { max: 0, calls: 0, at: Date.now() };
   timeline.sampleEvery(1000, () => {
     const now = Date.now();
@@ -182,7 +198,8 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     const supervisor = await superviseBoxoffice(env.deps, serviceOptions(options, providers, onAlert));
     log(`${options.scenario}: services started in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     let poisonKey = '';
-    const rate = sampleInto(timeline, () => auditSystem(db, schema, poisonKey), providers, options.emailRate ?? 200);
+    const read1 = () => auditSystem(db, schema, poisonKey);
+    const rate = sampleInto(timeline, read1, providers, options.emailRate ?? 200, supervisor);
     const plan = crashPlan(options, (crash) => supervisor.arm(crash), timeline);
     const faults = [...(options.providerFaults ?? [])];
     const load = await generateLoad({

@@ -14,6 +14,8 @@ export interface PlannedCrash {
 export interface Supervisor {
   /** The order API's base URL (the same port across restarts). */
   readonly orderUrl: string;
+  /** The service's instance running now. */
+  current(name: ServiceName): RunningService | undefined;
   /** Arms a crash: the next time that service reaches that hop, it crashes. */
   arm(crash: PlannedCrash): void;
   /** The crashes that happened, as `service at point`. */
@@ -71,6 +73,7 @@ export async function superviseBoxoffice(deps: BoxofficeDeps, options: Boxoffice
       return orderUrl;
     },
     crashes,
+    current: (name) => running.get(name),
     get missed() {
       return [...armed];
     },
