@@ -1,7 +1,6 @@
 // The provider port for the reference e-mail provider (./server.ts): `httpProvider` on its `/emails` endpoint, the
 // payload (`{ to, subject, text }`) as the body. The status mapping, Retry-After and the lookup are httpProvider's.
-import { httpProvider } from '../../src/effects/http-provider.ts';
-import type { EffectLookup, EffectProvider, PendingEffect } from '../../src/effects/provider.ts';
+import { type EffectLookup, type EffectProvider, httpProvider, type PendingEffect } from 'effectively';
 
 export { retryAfterMs } from '../../src/effects/http-provider.ts';
 

@@ -8,10 +8,17 @@
 //   GET    /admin/stats            {"sends","requests","replays","byKey"}
 //
 // Run alone: `PORT=8025 node --import tsx examples/email-provider/server.ts`.
-import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { pathToFileURL } from 'node:url';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  adminFaults,
+  FaultSwitch,
+  IdempotencyStore,
+  idempotencyKeyOf,
+  listen,
+  readBody,
+  reply,
+  runAlone,
+} from '../provider-kit/http.ts';
 
 export type FaultMode = 'unavailable' | 'timeout' | 'rate-limited';
 
@@ -63,73 +70,25 @@ export interface EmailProviderOptions {
   now?: () => number;
 }
 
-interface Stored {
-  status: number;
-  body: string;
-  /** Hash of the request body: the same key with another body is refused (422). */
-  request: string;
-  done: boolean;
-}
-
-const maxBody = 1_000_000;
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBody) request.destroy(new Error('body too large'));
-      else chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
-
-function reply(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = body === undefined ? '' : JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', ...headers });
-  response.end(text);
-}
-
 export async function startEmailProvider(options: EmailProviderOptions = {}): Promise<EmailProvider> {
-  const now = options.now ?? Date.now;
-  const store = new Map<string, Stored>();
+  const store = new IdempotencyStore();
+  const faults = new FaultSwitch<FaultSpec>(options.now ?? Date.now);
   const sent: EmailSend[] = [];
   const perKey = new Map<string, number>();
-  const held = new Set<ServerResponse>();
-  let fault: (FaultSpec & { until?: number }) | undefined;
   let requests = 0;
-  let replays = 0;
 
-  /** The fault this request meets, if any (and counts it against `times`). */
-  function activeFault(): FaultSpec | undefined {
-    if (!fault) return undefined;
-    if (fault.until !== undefined && now() >= fault.until) fault = undefined;
-    else if (fault.times !== undefined && fault.times <= 0) fault = undefined;
-    if (fault?.times !== undefined) fault.times -= 1;
-    return fault;
-  }
-
-  function hold(response: ServerResponse): void {
-    held.add(response);
-    response.on('close', () => held.delete(response));
-  }
-
-  function send(key: string | null, message: { to: string; subject: string }): Stored['body'] {
+  function send(key: string | null, message: { to: string; subject: string }) {
     const id = `msg_${String(sent.length + 1).padStart(6, '0')}`;
     sent.push({ id, idempotencyKey: key, to: message.to, subject: message.subject });
     if (key !== null) perKey.set(key, (perKey.get(key) ?? 0) + 1);
-    return JSON.stringify({ id, to: message.to, status: 'sent' });
+    return { id, to: message.to, status: 'sent' };
   }
 
   async function postEmail(request: IncomingMessage, response: ServerResponse): Promise<void> {
     requests += 1;
     const text = await readBody(request);
-    const header = request.headers['idempotency-key'];
-    const key = typeof header === 'string' && header !== '' ? header : null;
-    const current = activeFault();
+    const key = idempotencyKeyOf(request);
+    const current = faults.next();
     if (current?.mode === 'rate-limited') {
       return reply(response, 429, { error: 'rate_limited' }, { 'retry-after': String(current.retryAfterSeconds ?? 1) });
     }
@@ -138,16 +97,7 @@ export async function startEmailProvider(options: EmailProviderOptions = {}): Pr
         current.retryAfterSeconds === undefined ? {} : { 'retry-after': String(current.retryAfterSeconds) };
       return reply(response, 503, { error: 'unavailable' }, headers);
     }
-    const hash = createHash('sha256').update(text).digest('hex');
-    const previous = key === null ? undefined : store.get(key);
-    if (previous && previous.request !== hash) return reply(response, 422, { error: 'idempotency_key_reused' });
-    if (previous && !previous.done) return reply(response, 409, { error: 'idempotent_request_in_progress' });
-    if (previous) {
-      replays += 1;
-      response.writeHead(previous.status, { 'content-type': 'application/json', 'idempotent-replayed': 'true' });
-      response.end(previous.body);
-      return;
-    }
+    if (store.answered(key, text, response)) return;
     let message: { to?: unknown; subject?: unknown };
     try {
       message = JSON.parse(text) as typeof message;
@@ -158,62 +108,36 @@ export async function startEmailProvider(options: EmailProviderOptions = {}): Pr
       // Not stored: a corrected request with the same key may still go (as the big APIs do for validation errors).
       return reply(response, 422, { error: 'invalid_recipient_or_subject' });
     }
-    const entry: Stored = { status: 201, body: '', request: hash, done: false };
-    if (key !== null) store.set(key, entry);
-    if (current?.mode === 'timeout' && current.sendFirst === false) {
-      if (key !== null) store.delete(key);
-      hold(response);
-      return;
-    }
-    entry.body = send(key, { to: message.to, subject: message.subject });
-    entry.done = true;
-    if (current?.mode === 'timeout') {
-      // Sent, but the answer never comes: the caller cannot tell whether it went.
-      hold(response);
-      return;
-    }
-    response.writeHead(entry.status, { 'content-type': 'application/json' });
-    response.end(entry.body);
+    if (current?.mode === 'timeout' && current.sendFirst === false) return listening.hold(response);
+    const entry = store.begin(key, text);
+    const body = send(key, { to: message.to, subject: message.subject });
+    store.finish(entry, 201, body);
+    // Sent, but the answer never comes: the caller cannot tell whether it went.
+    if (current?.mode === 'timeout') return listening.hold(response);
+    reply(response, 201, body);
   }
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? '/', 'http://provider').pathname;
     if (request.method === 'POST' && path === '/emails') return postEmail(request, response);
     if (request.method === 'GET' && path.startsWith('/emails/by-key/')) {
-      const stored = store.get(decodeURIComponent(path.slice('/emails/by-key/'.length)));
-      if (!stored?.done) return reply(response, 404, { error: 'not_found' });
-      response.writeHead(stored.status, { 'content-type': 'application/json' });
-      response.end(stored.body);
-      return;
+      return store.answerLookup(decodeURIComponent(path.slice('/emails/by-key/'.length)), response);
     }
-    if (path === '/admin/faults' && request.method === 'POST') {
-      provider.fail(JSON.parse(await readBody(request)) as FaultSpec);
-      return reply(response, 204, undefined);
-    }
-    if (path === '/admin/faults' && request.method === 'DELETE') {
-      provider.heal();
-      return reply(response, 204, undefined);
-    }
+    if (await adminFaults(path, request, response, provider)) return;
     if (path === '/admin/stats' && request.method === 'GET') {
-      return reply(response, 200, { sends: sent.length, requests, replays, byKey: Object.fromEntries(perKey) });
+      return reply(response, 200, {
+        sends: sent.length,
+        requests,
+        replays: store.replays,
+        byKey: Object.fromEntries(perKey),
+      });
     }
     reply(response, 404, { error: 'not_found' });
   }
 
-  const server = createServer((request, response) => {
-    route(request, response).catch((error: unknown) => {
-      if (!response.headersSent) reply(response, 500, { error: String(error) });
-      else response.destroy();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve);
-  });
-  const address = server.address() as AddressInfo;
-
+  const listening = await listen(route, options);
   const provider: EmailProvider = {
-    url: `http://${address.address}:${address.port}`,
+    url: listening.url,
     get sends() {
       return sent.length;
     },
@@ -221,31 +145,18 @@ export async function startEmailProvider(options: EmailProviderOptions = {}): Pr
       return requests;
     },
     get replays() {
-      return replays;
+      return store.replays;
     },
     sent,
     sendsFor: (key) => perKey.get(key) ?? 0,
     fail(spec) {
       if (!['unavailable', 'timeout', 'rate-limited'].includes(spec.mode)) throw new Error(`unknown mode ${spec.mode}`);
-      fault = spec.forMs === undefined ? { ...spec } : { ...spec, until: now() + spec.forMs };
+      faults.set(spec);
     },
-    heal() {
-      fault = undefined;
-    },
-    async close() {
-      for (const response of held) response.destroy();
-      held.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    heal: () => faults.heal(),
+    close: () => listening.close(),
   };
   return provider;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const provider = await startEmailProvider({ port: Number(process.env.PORT ?? 8025) });
-  process.stdout.write(`email provider listening on ${provider.url}\n`);
-  const stop = () => void provider.close().then(() => process.exit(0));
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-}
+await runAlone(import.meta.url, 'email provider', 8025, startEmailProvider);

@@ -9,7 +9,9 @@ import { fullJitter, sleep } from '../observability/sleep.ts';
 /** `dlq:alert` — the store went from empty to non-empty, or kept growing. Never silent. */
 export interface DeadLetterAlert {
   kind: 'non-empty' | 'growing';
-  /** Dead letters waiting now. */
+  /** What is counted: the `subject` option (default `dead letters`). */
+  subject: string;
+  /** Dead letters (or whatever `count` counts) waiting now. */
   dead: number;
   /** New since the last check. */
   added: number;
@@ -32,6 +34,8 @@ export interface DeadLetterAlertsOptions {
    * the same way, e.g. dead effects: `count: (db) => createEffects({ schema }).count(db, 'dead')`.
    */
   count?: (db: Db) => Promise<number>;
+  /** Names what is counted in the log line and the alert (default `dead letters`; e.g. `dead effects` with `count`). */
+  subject?: string;
 }
 
 export interface DeadLetterAlerts {
@@ -45,6 +49,7 @@ export interface DeadLetterAlerts {
 /** Watches the dead-letter store and tells someone: a callback, a webhook, a gauge, and an error log line. */
 export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLetterAlerts {
   const schema = librarySchema(options.schema);
+  const subject = options.subject ?? 'dead letters';
   const everyMs = options.everyMs ?? 2000;
   if (!(everyMs > 0 && everyMs <= 10_000)) throw invalidOptions('everyMs', 'between 1 and 10000 ms');
   const attempts = options.webhookAttempts ?? 5;
@@ -83,7 +88,7 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
   }
 
   function raise(alert: DeadLetterAlert): void {
-    logger.error(`dead letters ${alert.kind === 'non-empty' ? 'appeared' : 'keep growing'}`, { ...alert });
+    logger.error(`${subject} ${alert.kind === 'non-empty' ? 'appeared' : 'keep growing'}`, { ...alert });
     options.onAlert?.(alert);
     if (options.webhookUrl) {
       const delivery = post(alert);
@@ -99,6 +104,7 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
     if (added > 0 && now.dead > 0) {
       raise({
         kind: dead === 0 ? 'non-empty' : 'growing',
+        subject,
         dead: now.dead,
         added,
         schema,

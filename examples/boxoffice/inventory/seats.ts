@@ -1,0 +1,97 @@
+// Holding and releasing seats, in the consumer's transaction: the show's row, the order's hold row and the
+// SeatsHeld / SeatsReleased event (through the outbox) commit together.
+import { createEvent, isUuid, type Outbox, PermanentError, type Queryable } from 'effectively';
+import {
+  type OrderCancelled,
+  type OrderConfirmed,
+  type OrderEvent,
+  type SeatsChanged,
+  SeatsHeldType,
+  SeatsReleasedType,
+  seatsTopic,
+} from '../shared/events.ts';
+import { sqlFile } from '../shared/sql.ts';
+
+export type Change = { seats_left: number; version: number };
+
+/** A record the inventory cannot act on is permanent: the consumer keeps it as a dead letter and goes on. */
+export function checkOrderEvent<T extends OrderEvent>(data: unknown): T {
+  const { orderId, showId, seats } = (data ?? {}) as Record<string, unknown>;
+  if (typeof orderId !== 'string' || !isUuid(orderId) || typeof showId !== 'string' || !Number.isSafeInteger(seats))
+    throw new PermanentError('not an order event: needs orderId (UUID), showId and seats');
+  if ((seats as number) < 1) throw new PermanentError(`order ${orderId} asks for ${seats} seats`);
+  return data as T;
+}
+
+async function announce(
+  tx: Queryable,
+  outbox: Outbox,
+  type: string,
+  order: OrderConfirmed | OrderCancelled,
+  change: Change,
+) {
+  const data: SeatsChanged = {
+    showId: order.showId,
+    orderId: order.orderId,
+    seats: order.seats,
+    seatsLeft: change.seats_left,
+    version: change.version,
+  };
+  const source = '/boxoffice/inventory';
+  await outbox.enqueue(
+    tx,
+    createEvent({ topic: seatsTopic, type, source, key: order.showId, version: change.version, data }),
+  );
+}
+
+/** Takes seats of a show if it has them, in one conditional UPDATE; undefined when it has not (or no such show). */
+export type TakeSeats = (tx: Queryable, schema: string, showId: string, seats: number) => Promise<Change | undefined>;
+
+export const takeSeats: TakeSeats = async (tx, schema, showId, seats) =>
+  (await tx.query<Change>(sqlFile(import.meta.url, 'take.sql', schema), [showId, seats])).rows[0];
+
+/** Holds an order's seats if the show has them; else the hold is refused (sold out). */
+export async function holdSeats(
+  tx: Queryable,
+  schema: string,
+  outbox: Outbox,
+  order: OrderConfirmed,
+  take: TakeSeats = takeSeats,
+): Promise<void> {
+  const decided = await tx.query(
+    `INSERT INTO ${schema}.holds (order_id, show_id, seats, status) VALUES ($1, $2, $3, 'held') ON CONFLICT DO NOTHING`,
+    [order.orderId, order.showId, order.seats],
+  );
+  if (decided.rowCount === 0) return; // decided before, or cancelled before it came
+  const taken = await take(tx, schema, order.showId, order.seats);
+  if (taken) return announce(tx, outbox, SeatsHeldType, order, taken);
+  const show = await tx.query(`SELECT 1 FROM ${schema}.shows WHERE show_id = $1`, [order.showId]);
+  if (show.rowCount === 0) throw new PermanentError(`order ${order.orderId}: no show ${order.showId}`);
+  await tx.query(`UPDATE ${schema}.holds SET status = 'refused' WHERE order_id = $1`, [order.orderId]);
+}
+
+/** Gives a cancelled order's seats back. A cancel seen first leaves a released hold, so its confirm holds nothing. */
+export async function releaseSeats(
+  tx: Queryable,
+  schema: string,
+  outbox: Outbox,
+  order: OrderCancelled,
+): Promise<void> {
+  const held = await tx.query<{ seats: number }>(
+    `UPDATE ${schema}.holds SET status = 'released' WHERE order_id = $1 AND status = 'held' RETURNING seats`,
+    [order.orderId],
+  );
+  if (!held.rows[0]) {
+    await tx.query(
+      `INSERT INTO ${schema}.holds (order_id, show_id, seats, status) VALUES ($1, $2, $3, 'released') ON CONFLICT DO NOTHING`,
+      [order.orderId, order.showId, order.seats],
+    );
+    return;
+  }
+  const { rows } = await tx.query<Change>(
+    `UPDATE ${schema}.shows SET seats_left = seats_left + $2, version = version + 1 WHERE show_id = $1
+     RETURNING seats_left, version`,
+    [order.showId, held.rows[0].seats],
+  );
+  await announce(tx, outbox, SeatsReleasedType, order, rows[0]!);
+}

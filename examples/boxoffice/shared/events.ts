@@ -1,0 +1,52 @@
+// The boxoffice's events: what the order service and the inventory service tell the others.
+
+/** Order events, key = orderId. */
+export const ordersTopic = 'boxoffice.orders';
+/** Seat events, key = showId. */
+export const seatsTopic = 'boxoffice.seats';
+
+export const OrderConfirmedType = 'boxoffice.OrderConfirmed';
+export const OrderCancelledType = 'boxoffice.OrderCancelled';
+export const SeatsHeldType = 'boxoffice.SeatsHeld';
+export const SeatsReleasedType = 'boxoffice.SeatsReleased';
+
+export interface Customer {
+  name: string;
+  email: string;
+}
+
+/** An order was placed and confirmed (event version 1 of its order). */
+export interface OrderConfirmed {
+  orderId: string;
+  showId: string;
+  seats: number;
+  customer: Customer;
+  amountCents: number;
+  version: 1;
+}
+
+/** A confirmed order was cancelled (event version 2 of its order). */
+export interface OrderCancelled {
+  orderId: string;
+  showId: string;
+  seats: number;
+  amountCents: number;
+  version: 2;
+}
+
+export type OrderEvent = OrderConfirmed | OrderCancelled;
+
+/**
+ * Seats held for an order, or released after its cancellation. `version` is the show's inventory version: it grows
+ * with every change of the show's seats, so a reader keeps the newest `seatsLeft` whatever order these arrive in.
+ */
+export interface SeatsChanged {
+  showId: string;
+  orderId: string;
+  seats: number;
+  seatsLeft: number;
+  version: number;
+}
+
+export type SeatsHeld = SeatsChanged;
+export type SeatsReleased = SeatsChanged;

@@ -1,0 +1,27 @@
+// The three boxoffice scenarios, short, embedded (one PGlite for all: its start is the slow part). Naive twin: the
+// notification-system run with the order service's Idempotency-Key rows switched off counts duplicates (the
+// "lost answer" requests sent again made orders of their own).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { storyNames } from '../../scenarios/boxoffice/stories.ts';
+import type { Db } from '../../src/db/port.ts';
+import { pgliteDb } from '../../src/index.ts';
+import { assertClean, runShort } from './scenarios-support.ts';
+
+let db: Db;
+before(async () => {
+  db = await pgliteDb();
+});
+after(() => db.close());
+
+for (const name of storyNames) {
+  test(`${name}, short, embedded: nothing lost or doubled`, async () => {
+    assertClean(await runShort(name, 'embedded', { embeddedDb: db }), name);
+  });
+}
+
+test('naive twin: without Idempotency-Key rows the audit counts the resent requests as duplicates', async () => {
+  const result = await runShort('notification-system', 'embedded', { embeddedDb: db, idempotencyKeys: false });
+  assert.match(result.line, /duplicates=[1-9]/);
+  assert.equal(result.ok, false);
+});
