@@ -108,7 +108,14 @@ launch() {
 wait_started() {
   local dir=$1 label=$2 deadline=$((SECONDS + timeout))
   until grep -q "Kafka Server started" "$dir/broker.log" 2>/dev/null; do
-    if ! alive "$dir"; then log "$label exited during start; last log lines:"; tail -n 40 "$dir/broker.log" >&2; exit 1; fi
+    # The pid recorded at launch, alive whatever its command line: until the launching subshell has exec'd setsid and
+    # java, /proc/<pid>/cmdline is still this script's, and `alive` (which looks for kafka.Kafka there) would call a
+    # broker that is starting dead (seen on a loaded machine).
+    if ! kill -0 "$(cat "$dir/broker.pid")" 2>/dev/null; then
+      log "$label exited during start; last log lines:"
+      tail -n 40 "$dir/broker.log" >&2
+      exit 1
+    fi
     if ((SECONDS > deadline)); then
       log "$label not started within ${timeout}s; last log lines:"
       tail -n 40 "$dir/broker.log" >&2
