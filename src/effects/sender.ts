@@ -201,7 +201,7 @@ export function createSender(options: SenderOptions): Sender {
       if (await claims.retry(db, effect, { delayMs, inDoubt, code, error: reasonOf(error) })) counts.retried += 1;
       return;
     }
-    if (await claims.dead(db, effect, { code, error: reasonOf(error) })) {
+    if (await claims.dead(db, effect, { code, error: reasonOf(error), inDoubt: outcome.inDoubt })) {
       counts.dead += 1;
       logger.error('effect is dead', { id: effect.id, key: effect.key, kind: effect.kind, ...errorFields(error) });
       options.onDead?.(effect, error);
