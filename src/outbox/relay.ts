@@ -268,7 +268,12 @@ export function createRelay(options: RelayOptions): Relay {
         }
         loop = run();
       })();
-      return starting;
+      // A start that failed (the database or the broker down) can be tried again on the same relay.
+      const attempt = starting;
+      attempt.catch(() => {
+        if (starting === attempt && !loop) starting = undefined;
+      });
+      return attempt;
     },
     async drain(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
