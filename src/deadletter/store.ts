@@ -94,6 +94,7 @@ const files = {
   mark: 'mark.sql',
   discard: 'discard.sql',
   beyondRetention: 'beyond-retention.sql',
+  eventTimes: 'event-times.sql',
   listIds: 'list-ids.sql',
   lockDead: 'lock-dead.sql',
   givenUp: 'given-up.sql',
@@ -101,6 +102,13 @@ const files = {
 /** Ids read per query when a redrive lists what it will take. */
 const idPage = 10_000;
 const maxReason = 2000;
+
+/** A `ce_time` header kept base64: ms since the epoch, or null when absent or unreadable. */
+function eventTime(stored: string | null): number | null {
+  if (stored === null) return null;
+  const ms = Date.parse(Buffer.from(stored, 'base64').toString('utf8'));
+  return Number.isFinite(ms) ? ms : null;
+}
 
 function codeOf(error: unknown): string {
   return error instanceof EffectivelyError ? error.code : ErrorCodes.EFF_HANDLER_FAILED;
@@ -170,6 +178,17 @@ export function deadLetterStore(options: { schema?: string } = {}) {
   }
 
   /** The ids of the dead letters `filter` matches, oldest first, read a page at a time. */
+  /** The letters among `ids` older than a group's dedup retention, aged from their event's own time (see the SQL). */
+  async function beyondRetention(db: Queryable, ids: string[]): Promise<{ id: string; keep_ms: string }[]> {
+    const { rows: times } = await db.query<{ id: string; time: string | null }>(sql.eventTimes, [ids]);
+    const eventMs = new Map(times.map((row) => [row.id, eventTime(row.time)]));
+    const { rows } = await db.query<{ id: string; keep_ms: string }>(sql.beyondRetention, [
+      ids,
+      ids.map((id) => eventMs.get(id) ?? null),
+    ]);
+    return rows;
+  }
+
   async function deadIds(db: Queryable, filter: DeadLetterFilter): Promise<string[]> {
     const limit = filter.limit ?? 1_000_000;
     const ids: string[] = [];
@@ -297,11 +316,11 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       // Every matching letter unless told a limit: their ids only here, the rows are read chunk by chunk.
       const ids = await deadIds(db, filter);
       if (!options.force && ids.length > 0) {
-        const { rows } = await db.query<{ id: string; keep_ms: string }>(sql.beyondRetention, [ids]);
+        const rows = await beyondRetention(db, ids);
         if (rows.length > 0) {
           throw new EffectivelyError(
             ErrorCodes.EFF_REDRIVE_BEYOND_RETENTION,
-            `${rows.length} dead letter(s) first failed longer ago than a consumer group keeps dedup rows (${rows[0]!.keep_ms} ms): ` +
+            `${rows.length} dead letter(s) were written longer ago than a consumer group keeps dedup rows (${rows[0]!.keep_ms} ms): ` +
               `a replay the dedup table no longer covers could apply them twice; check they were never applied, then force`,
             { details: { ids: rows.map((row) => row.id) } },
           );
