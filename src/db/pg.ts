@@ -8,6 +8,33 @@ export interface PgDbOptions {
   connectionString?: string;
   /** Pool size for the library's own work (default 4). */
   max?: number;
+  /**
+   * The server ends a session left idle inside a transaction this long (`idle_in_transaction_session_timeout`, default
+   * 600,000 ms; 0: never). A client gone silent mid-transaction (a dead network path) would otherwise keep its locks,
+   * the relay's shard locks among them, until the kernel gives up on the connection (about 2 h on Linux). Keep it
+   * above the longest send a relay pass makes inside its transaction (Kafka's `message.timeout.ms`, 300 s by default).
+   */
+  idleInTransactionMs?: number;
+  /**
+   * A query not answered within this many ms fails on the client (`query_timeout`, default 600,000 ms; 0: never) and
+   * its connection is dropped: a pass, a claim or a redrive waiting on a silent connection ends instead of waiting for
+   * ever. TCP keepalive is on (first probe after 10 s) so a dead path is found even between queries.
+   */
+  queryTimeoutMs?: number;
+}
+
+const defaultSilenceMs = 600_000;
+
+/** The pool settings that bound a silent connection (see `PgDbOptions`). */
+function silenceLimits(source: PgDbOptions): pg.PoolConfig {
+  const idle = source.idleInTransactionMs ?? defaultSilenceMs;
+  const query = source.queryTimeoutMs ?? defaultSilenceMs;
+  return {
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...(idle > 0 ? { idle_in_transaction_session_timeout: idle } : {}),
+    ...(query > 0 ? { query_timeout: query } : {}),
+  };
 }
 
 export function defaultDatabaseUrl(): string {
@@ -20,7 +47,11 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
   const pool =
     source instanceof pg.Pool
       ? source
-      : new pg.Pool({ connectionString: source.connectionString ?? defaultDatabaseUrl(), max: source.max ?? 4 });
+      : new pg.Pool({
+          connectionString: source.connectionString ?? defaultDatabaseUrl(),
+          max: source.max ?? 4,
+          ...silenceLimits(source),
+        });
   // An idle client that loses its server emits 'error' on the pool; without a listener that would crash the process.
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;

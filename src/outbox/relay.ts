@@ -38,6 +38,11 @@ export interface RelayOptions {
   pollIntervalMs?: number;
   /** Wait after a failed pass before the next (default 1000 ms). */
   errorBackoffMs?: number;
+  /**
+   * A pass still running after this many ms is logged as a warning, and again at each further interval (default
+   * 60,000): a pass waiting on a silent connection or a stalled broker says so instead of hanging without a word.
+   */
+  passWarnMs?: number;
   /** Listen for the outbox's NOTIFY (default true when the Db supports it). */
   listen?: boolean;
   logger?: Logger;
@@ -94,6 +99,8 @@ export function createRelay(options: RelayOptions): Relay {
   if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw invalidOptions('shards', 'an integer in 1..1024');
   if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidOptions('batchSize', 'a positive integer');
   if (!(pollIntervalMs > 0)) throw invalidOptions('pollIntervalMs', 'a positive number');
+  const passWarnMs = options.passWarnMs ?? 60_000;
+  if (!(passWarnMs > 0 && passWarnMs <= 2 ** 31 - 1)) throw invalidOptions('passWarnMs', 'a positive number of ms');
   const logger = options.logger ?? stderrLogger;
   const { db } = options;
   const producers = producerSlot(options, logger);
@@ -228,8 +235,12 @@ export function createRelay(options: RelayOptions): Relay {
     while (!stop.signal.aborted) {
       let published = 0;
       notified = false;
+      const started = Date.now();
+      const watchdog = setInterval(() => {
+        logger.warn('relay pass still running', { runningMs: Date.now() - started });
+      }, passWarnMs);
       try {
-        const result = await pass();
+        const result = await pass().finally(() => clearInterval(watchdog));
         published = result.published;
         report(result);
       } catch (error) {

@@ -8,6 +8,8 @@ export async function tcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
+  // A black hole: bytes either way are dropped, no connection is closed (a dead network path as both ends see it).
+  let silent = false;
 
   async function listen(): Promise<void> {
     server = createServer((client) => {
@@ -18,7 +20,8 @@ export async function tcpProxy(target: { host: string; port: number }) {
         socket.on('close', () => sockets.delete(socket));
         socket.on('error', () => undefined);
       }
-      client.pipe(upstream).pipe(client);
+      client.on('data', (bytes: Buffer) => silent || upstream.write(bytes));
+      upstream.on('data', (bytes: Buffer) => silent || client.write(bytes));
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -42,6 +45,10 @@ export async function tcpProxy(target: { host: string; port: number }) {
       await down();
       await new Promise((resolve) => setTimeout(resolve, downMs));
       await listen();
+    },
+    /** From now on every byte either way is dropped and nothing is closed: the connections go silent. */
+    silence(): void {
+      silent = true;
     },
     close: down,
   };
