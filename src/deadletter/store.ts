@@ -59,6 +59,8 @@ export interface RedriveOptions {
   dryRun?: boolean;
   /** Dead letters sent and marked per step (default 500): an interrupted redrive resumes after the last marked step. */
   chunkSize?: number;
+  /** About the most payload bytes per step (default 32 MiB; a single larger letter goes alone). */
+  chunkBytes?: number;
   /** Redrive even dead letters older than their group's dedup retention (see `EFF_REDRIVE_BEYOND_RETENTION`). */
   force?: boolean;
   /** Called (and awaited) after each step with how many are done out of how many. */
@@ -95,6 +97,7 @@ const files = {
   discard: 'discard.sql',
   beyondRetention: 'beyond-retention.sql',
   eventTimes: 'event-times.sql',
+  sizes: 'sizes.sql',
   listIds: 'list-ids.sql',
   lockDead: 'lock-dead.sql',
   givenUp: 'given-up.sql',
@@ -187,6 +190,26 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       ids.map((id) => eventMs.get(id) ?? null),
     ]);
     return rows;
+  }
+
+  /** `ids` in order, cut into steps of at most `count` letters and about `bytes` payload bytes (one at least). */
+  async function steps(db: Queryable, ids: string[], count: number, bytes: number): Promise<string[][]> {
+    const { rows } = await db.query<{ id: string; size: number }>(sql.sizes, [ids]);
+    const size = new Map(rows.map((row) => [row.id, Number(row.size)]));
+    const chunks: string[][] = [];
+    let current: string[] = [];
+    let held = 0;
+    for (const id of ids) {
+      if (current.length > 0 && (current.length >= count || held >= bytes)) {
+        chunks.push(current);
+        current = [];
+        held = 0;
+      }
+      current.push(id);
+      held += size.get(id) ?? 0;
+    }
+    if (current.length > 0) chunks.push(current);
+    return chunks;
   }
 
   async function deadIds(db: Queryable, filter: DeadLetterFilter): Promise<string[]> {
@@ -327,13 +350,14 @@ export function deadLetterStore(options: { schema?: string } = {}) {
         }
       }
       if (options.dryRun) return ids.length === 0 ? [] : list(db, { ids, limit: ids.length, status: 'dead' });
-      const chunkSize = options.chunkSize ?? 500;
       const done: DeadLetter[] = [];
-      for (let start = 0; start < ids.length; start += chunkSize) {
+      const chunks = await steps(db, ids, options.chunkSize ?? 500, options.chunkBytes ?? 32 * 1024 * 1024);
+      let sent = 0;
+      for (const chunk of chunks) {
         if (options.signal?.aborted) break;
-        const chunk = ids.slice(start, start + chunkSize);
         done.push(...(await inTransaction(db, (tx) => redriveChunk(db, tx, producer, chunk, options))));
-        await options.onProgress?.(start + chunk.length, ids.length);
+        sent += chunk.length;
+        await options.onProgress?.(sent, ids.length);
       }
       return done;
     },
