@@ -1,11 +1,18 @@
 -- Inserts a batch of encoded events in the caller's transaction, in the order given (seq follows array order), unless
 -- the schema stored another shard count than $7 (then nothing is inserted). Returns the stored count (null: none yet).
--- The count is read FOR SHARE: changeShards updates it under FOR UPDATE, so a writer waits for a change in progress and
--- then reads the new count (READ COMMITTED), or fails with 40001 when its REPEATABLE READ / SERIALIZABLE snapshot
--- predates the change (it would otherwise insert under the old count, rows the relays never read). Shared locks do not
--- hold writers up against one another.
-WITH stored AS (
-  SELECT value FROM :schema.settings WHERE name = 'outbox.shards' FOR SHARE
+-- Under REPEATABLE READ or SERIALIZABLE the count is read FOR SHARE: changeShards takes it FOR UPDATE, so such a
+-- writer whose snapshot predates a change fails with 40001 instead of inserting under the old count (rows the relays
+-- never read). READ COMMITTED writers read it plainly (no row lock on every enqueue): their INSERT waits on
+-- changeShards' table lock and its statement sees the count committed before it.
+WITH locked AS (
+  SELECT value FROM :schema.settings
+   WHERE name = 'outbox.shards' AND current_setting('transaction_isolation') <> 'read committed'
+     FOR SHARE
+), stored AS (
+  SELECT value FROM :schema.settings
+   WHERE name = 'outbox.shards' AND current_setting('transaction_isolation') = 'read committed'
+  UNION ALL
+  SELECT value FROM locked
 ), inserted AS (
   INSERT INTO :schema.outbox (id, topic, key, shard, headers, payload)
   SELECT id, topic, key, shard, headers, payload
