@@ -5,16 +5,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# apt-get install, with sudo when not root, refreshing the package lists once if the first try fails.
+apt_install() {
+  local sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  echo "install: apt-get install $*"
+  $sudo_cmd apt-get install -y -q "$@" >/dev/null \
+    || { $sudo_cmd apt-get update -q >/dev/null && $sudo_cmd apt-get install -y -q "$@" >/dev/null; }
+}
+
 missing=()
 for pkg in libssl-dev zlib1g-dev libzstd-dev liblz4-dev libsasl2-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if ((${#missing[@]})) && command -v apt-get >/dev/null; then
-  echo "install: apt-get install ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get install -y -q "${missing[@]}" >/dev/null \
-    || { $sudo_cmd apt-get update -q >/dev/null && $sudo_cmd apt-get install -y -q "${missing[@]}" >/dev/null; }
+  apt_install "${missing[@]}"
+fi
+
+# The scenario report's browser test (and its screenshots) open reports in the system's Chromium, driven by
+# playwright-core (a dev dependency, no browser download). CI installs it; elsewhere INSTALL_CHROMIUM=1 asks for it.
+if { [ "${CI:-}" = true ] || [ "${INSTALL_CHROMIUM:-}" = 1 ]; } && ! command -v chromium >/dev/null \
+  && command -v apt-get >/dev/null; then
+  apt_install chromium
 fi
 
 export CKJS_LINKING=dynamic

@@ -39,10 +39,11 @@ export type {
   HandlerContext,
   Outcome,
 } from './consumer/types.ts';
+export type { ConsumerStats } from './consumer/watch.ts';
 // db
 export { type MigrateOptions, type MigrateResult, migrate } from './db/migrate.ts';
 export { defaultDatabaseUrl, type PgDbOptions, pgDb } from './db/pg.ts';
-export { type PgliteDbOptions, pgliteDb } from './db/pglite.ts';
+export { type EmbeddedDb, type PgliteDbOptions, pgliteDb } from './db/pglite.ts';
 export type { Db, Queryable } from './db/port.ts';
 export { isConnectionLost, isTransientDbError, sqlState } from './db/sqlstate.ts';
 // dead letters
@@ -101,7 +102,7 @@ export {
   modeFor,
 } from './envelope/cloudevents.ts';
 export { createEvent, type Event, type NewEvent } from './envelope/event.ts';
-export { dedupKey, dedupKeyOf } from './envelope/identity.ts';
+export { dedupKey, dedupKeyOf, isSelfKeyedUuid } from './envelope/identity.ts';
 export { type DataEncoding, structuredContentType } from './envelope/structured.ts';
 export { isUuid, uuidv7 } from './envelope/uuidv7.ts';
 // errors
@@ -126,6 +127,7 @@ export {
   retryRefused,
 } from './outbox/refused.ts';
 export { createRelay, type RefusedEvent, type Relay, type RelayOptions } from './outbox/relay.ts';
+export type { RelayStats } from './outbox/relay-stats.ts';
 export { changeShards } from './outbox/shards-setting.ts';
 // pipeline: Kafka→Kafka exactly once (docs/transactions.md)
 export { createPipeline } from './pipeline/pipeline.ts';

@@ -50,9 +50,11 @@ export async function readTopic(
     await consumer.run({
       eachBatch: async ({ batch }) => {
         for (const message of batch.messages) {
-          const { seq } = JSON.parse(message.value?.toString('utf8') ?? 'null') as { seq: number };
           const headers: Record<string, string> = {};
           for (const [name, value] of Object.entries(message.headers ?? {})) headers[name] = String(value);
+          // A dead letter too large for its topic went without its value: its input's `seq` header names it.
+          const parsed = JSON.parse(message.value?.toString('utf8') ?? 'null') as { seq: number } | null;
+          const seq = parsed?.seq ?? Number(headers.seq);
           records.push({ partition: batch.partition, seq, headers });
           reached.set(batch.partition, Number(message.offset));
         }
@@ -85,7 +87,14 @@ export interface Audit {
   outOfOrder: number;
 }
 
-export async function audit(kafka: Kafka, topics: PipelineTopics, inputs: number): Promise<Audit> {
+/** `deadOnes`: inputs expected on the dead-letter topic besides the poison ones (e.g. one too large for the output). */
+export async function audit(
+  kafka: Kafka,
+  topics: PipelineTopics,
+  inputs: number,
+  deadOnes: readonly number[] = [],
+): Promise<Audit> {
+  const dies = (seq: number) => isPoison(seq) || deadOnes.includes(seq);
   const [outputs, dead, rawOutputs, rawDead] = await Promise.all([
     readTopic(kafka, topics.output, 'read_committed'),
     readTopic(kafka, topics.deadLetter, 'read_committed'),
@@ -96,7 +105,7 @@ export async function audit(kafka: Kafka, topics: PipelineTopics, inputs: number
   for (const { seq } of [...outputs, ...dead]) seen.add(seq);
   let lost = 0;
   for (let seq = 0; seq < inputs; seq++) if (!seen.has(seq)) lost += 1;
-  const misrouted = outputs.filter(({ seq }) => isPoison(seq)).length + dead.filter(({ seq }) => !isPoison(seq)).length;
+  const misrouted = outputs.filter(({ seq }) => dies(seq)).length + dead.filter(({ seq }) => !dies(seq)).length;
   const last = new Map<number, number>();
   let outOfOrder = 0;
   for (const { partition, seq } of outputs) {

@@ -39,7 +39,12 @@ const pipeline = createPipeline({
     return {
       partition: record.partition,
       key: record.key,
-      value: JSON.stringify({ seq: input.seq, square: input.seq * input.seq }),
+      // A padded input makes an output as large (the output topic may refuse it: then it is this input's dead letter).
+      value: JSON.stringify({
+        seq: input.seq,
+        square: input.seq * input.seq,
+        ...(input.pad ? { pad: input.pad } : {}),
+      }),
       headers: { seq: String(input.seq) },
     };
   },

@@ -1,4 +1,4 @@
-// npm run scenario -- pipeline [--inputs N] [--partitions P] [--kills K] [--naive]
+// npm run scenario -- pipeline [--inputs N] [--partitions P] [--kills K] [--naive] [--big-bytes B]
 // Kafka→Kafka exactly once under SIGKILL; ends with the audit line.
 import { parseArgs } from 'node:util';
 import { resultLine, runPipeline } from './run.ts';
@@ -10,6 +10,8 @@ const { values } = parseArgs({
     kills: { type: 'string', default: '3' },
     naive: { type: 'boolean', default: false },
     'timeout-s': { type: 'string', default: '600' },
+    // One input of B bytes (e.g. 2097152) whose output the output topic refuses: it must end dead-lettered.
+    'big-bytes': { type: 'string', default: '0' },
   },
 });
 
@@ -19,6 +21,7 @@ const result = await runPipeline({
   kills: Number(values.kills),
   guarantee: values.naive ? 'at-least-once' : 'exactly-once',
   timeoutMs: Number(values['timeout-s']) * 1000,
+  bigBytes: Number(values['big-bytes']),
   log: (line) => console.log(line),
 });
 console.log(

@@ -5,6 +5,7 @@ export function isPoison(seq: number): boolean {
   return seq % 997 === 13;
 }
 
-export function parseInput(record: PipelineRecord): { seq: number } {
-  return JSON.parse(record.value?.toString('utf8') ?? 'null') as { seq: number };
+/** An input: its sequence number, and a padding when it is the scenario's one large input. */
+export function parseInput(record: PipelineRecord): { seq: number; pad?: string } {
+  return JSON.parse(record.value?.toString('utf8') ?? 'null') as { seq: number; pad?: string };
 }

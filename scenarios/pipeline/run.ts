@@ -1,7 +1,7 @@
 import type { PipelineFaultPoint, PipelineGuarantee } from '../../src/pipeline/types.ts';
 import { type Audit, audit } from './audit.ts';
 import { type Child, startChild, stopChild } from './children.ts';
-import { createTopics, deleteTopics, offsetsAtEnd, scenarioKafka, seedInputs } from './topics.ts';
+import { type BigInput, createTopics, deleteTopics, offsetsAtEnd, scenarioKafka, seedInputs } from './topics.ts';
 
 export interface PipelineRunOptions {
   inputs: number;
@@ -10,8 +10,16 @@ export interface PipelineRunOptions {
   kills: number;
   guarantee: PipelineGuarantee;
   timeoutMs: number;
+  /**
+   * One input of about this many bytes among the others, its output as large, with output and dead-letter topics that
+   * allow 1 MiB: the output is refused, so that input must end as a dead letter (without its value) and nothing else.
+   */
+  bigBytes?: number;
   log?: (line: string) => void;
 }
+
+/** The output and dead-letter topics' limit when a big input is seeded. */
+const topicLimit = 1024 * 1024;
 
 export interface PipelineRunResult extends Audit {
   kills: number;
@@ -37,9 +45,13 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
   const log = options.log ?? (() => undefined);
   const started = Date.now();
   const kafka = scenarioKafka();
-  const topics = await createTopics(kafka, options.partitions);
+  const big: BigInput | undefined = options.bigBytes
+    ? { seq: Math.floor(options.inputs / 2), bytes: options.bigBytes }
+    : undefined;
+  const topics = await createTopics(kafka, options.partitions, big ? { maxMessageBytes: topicLimit } : {});
   try {
-    await seedInputs(kafka, topics, options.inputs);
+    await seedInputs(kafka, topics, options.inputs, big);
+    if (big) log(`pipeline: input ${big.seq} is ${big.bytes} bytes; output and dead-letter topics allow ${topicLimit}`);
     log(`pipeline: seeded ${options.inputs} inputs over ${options.partitions} partitions (${topics.input})`);
     const killsAt: Record<string, number> = {};
     let kills = 0;
@@ -73,7 +85,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       await sleep(500);
     }
     await stopChild(child);
-    const result = await audit(kafka, topics, options.inputs);
+    const result = await audit(kafka, topics, options.inputs, big ? [big.seq] : []);
     return { ...result, kills, killsAt, offsetsAtEnd: atEnd, seconds: Math.round((Date.now() - started) / 1000) };
   } finally {
     await deleteTopics(kafka, topics);

@@ -17,15 +17,35 @@ export function scenarioKafka(): Kafka {
   });
 }
 
-/** Fresh topics (input, output, dead letters; same partition count) and a fresh group name. */
-export async function createTopics(kafka: Kafka, partitions: number): Promise<PipelineTopics> {
+/** One input far larger than the others: `{"seq": n, "pad": "xxx..."}` of about `bytes`, with a `seq` header. */
+export interface BigInput {
+  seq: number;
+  bytes: number;
+}
+
+/**
+ * Fresh topics (input, output, dead letters; same partition count) and a fresh group name. `maxMessageBytes`: the
+ * output and dead-letter topics' `max.message.bytes` (default: the broker's).
+ */
+export async function createTopics(
+  kafka: Kafka,
+  partitions: number,
+  options: { maxMessageBytes?: number } = {},
+): Promise<PipelineTopics> {
   const tag = randomBytes(4).toString('hex');
   const topics = { input: `pipe-${tag}-in`, output: `pipe-${tag}-out`, deadLetter: `pipe-${tag}-dlt` };
   const admin = kafka.admin();
   await admin.connect();
   try {
     await admin.createTopics({
-      topics: Object.values(topics).map((topic) => ({ topic, numPartitions: partitions, replicationFactor: -1 })),
+      topics: Object.values(topics).map((topic) => ({
+        topic,
+        numPartitions: partitions,
+        replicationFactor: -1,
+        ...(options.maxMessageBytes !== undefined && topic !== topics.input
+          ? { configEntries: [{ name: 'max.message.bytes', value: String(options.maxMessageBytes) }] }
+          : {}),
+      })),
     });
   } finally {
     await admin.disconnect();
@@ -41,14 +61,22 @@ export async function deleteTopics(kafka: Kafka, topics: PipelineTopics): Promis
 }
 
 /** Sequence-numbered inputs, round-robin over the partitions, so each partition's inputs ascend. */
-export async function seedInputs(kafka: Kafka, topics: PipelineTopics, count: number): Promise<void> {
-  const producer = kafka.producer({ kafkaJS: { idempotent: true, acks: -1 }, 'linger.ms': 20 });
+export async function seedInputs(kafka: Kafka, topics: PipelineTopics, count: number, big?: BigInput): Promise<void> {
+  const producer = kafka.producer({
+    kafkaJS: { idempotent: true, acks: -1 },
+    'linger.ms': 20,
+    'message.max.bytes': 16 * 1024 * 1024,
+  });
   await producer.connect();
   try {
     for (let start = 0; start < count; start += 5000) {
       const messages = [];
       for (let seq = start; seq < Math.min(count, start + 5000); seq++) {
-        messages.push({ partition: seq % topics.partitions, key: `k${seq}`, value: JSON.stringify({ seq }) });
+        const partition = seq % topics.partitions;
+        if (seq === big?.seq) {
+          const value = JSON.stringify({ seq, pad: 'x'.repeat(big.bytes) });
+          messages.push({ partition, key: `k${seq}`, value, headers: { seq: String(seq) } });
+        } else messages.push({ partition, key: `k${seq}`, value: JSON.stringify({ seq }) });
       }
       await producer.send({ topic: topics.input, messages });
     }

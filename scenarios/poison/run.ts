@@ -10,7 +10,7 @@ import { createEvent, type Event } from '../../src/envelope/event.ts';
 import { PermanentError, TransientError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { sleep } from '../../src/observability/sleep.ts';
-import type { Transport } from '../../src/transport/port.ts';
+import type { Producer, Transport } from '../../src/transport/port.ts';
 
 /** What an order event asks of the handler: `bad-seat` and `down` fail until the fix; `flaky` fails twice, then passes. */
 type Kind = 'ok' | 'bad-seat' | 'down' | 'flaky';
@@ -26,6 +26,12 @@ export interface PoisonOptions {
   poison: number;
   /** `stop-on-poison` is the naive twin: no dead letters, a record that keeps failing stops its partition. */
   mode?: 'effectively' | 'stop-on-poison';
+  /**
+   * After the redrive, the source publishes the dead events once more, same ids (an upstream replay after the fix): only
+   * the consumer's dedup rows keep them from being applied twice. Where the log lives in the consumer's database
+   * (embedded) the redrive sends and marks in one commit, so its crash sends nothing twice: this is the copy there.
+   */
+  replayDead?: boolean;
   /** How long every event may take to be applied or dead before the run counts the rest as lost (default 120 s). */
   settleMs?: number;
   log: (line: string) => void;
@@ -38,7 +44,14 @@ export interface PoisonResult {
   redriven: number;
   duplicated: number;
   lost: number;
+  /** The longest a healthy partition waited between two applied records (see `longestWait`). */
   blockedMs: number;
+  /** The longest a failing record paused its partition between two of its attempts, before the fix. */
+  heldMs: number;
+  /** The injected crash between the redrive's send and its mark happened. */
+  redriveCrashed: boolean;
+  /** Records sent twice: by the redrive (sent in a commit of their own, then sent again after its crash) or a replay. */
+  resent: number;
   poisonedPartition: number;
   recoveredTransient: number;
 }
@@ -101,7 +114,11 @@ export async function runPoison(options: PoisonOptions): Promise<PoisonResult> {
   const partitionOf = new Map<string, number>();
   const appliedAt = new Map<number, number[]>();
   const poisonedPartitions = new Set<number>();
+  /** Per failing event: its last attempt before the fix, in ms; and the longest pause between two attempts. */
+  const lastAttemptAt = new Map<string, number>();
+  let heldMs = 0;
   let recoveredTransient = 0;
+  let copiesHandled = 0;
   const consumer = createConsumer({
     db,
     transport,
@@ -118,6 +135,10 @@ export async function runPoison(options: PoisonOptions): Promise<PoisonResult> {
     handler: async (event, { tx, record }) => {
       const { kind } = event.data as { kind: Kind };
       if (kind !== 'ok') poisonedPartitions.add(record.partition);
+      if (kind !== 'ok' && !fixed) {
+        heldMs = Math.max(heldMs, Date.now() - (lastAttemptAt.get(event.id) ?? Date.now()));
+        lastAttemptAt.set(event.id, Date.now());
+      }
       if (!fixed && kind === 'bad-seat') throw new PermanentError('unknown seat category "VIP-Z"');
       if (!fixed && kind === 'down') throw new TransientError('seat map service unavailable');
       if (kind === 'flaky') {
@@ -134,6 +155,9 @@ export async function runPoison(options: PoisonOptions): Promise<PoisonResult> {
       ]);
     },
     onOutcome: (event, outcome) => {
+      const { kind } = event.data as { kind: Kind };
+      // Every copy of a dead event after the fix has an outcome (applied, or duplicate when dedup caught it).
+      if (fixed && (kind === 'bad-seat' || kind === 'down')) copiesHandled += 1;
       if (outcome !== 'applied') return;
       const partition = partitionOf.get(event.id)!;
       const times = appliedAt.get(partition) ?? [];
@@ -159,23 +183,47 @@ export async function runPoison(options: PoisonOptions): Promise<PoisonResult> {
     const blockedMs = longestWait(appliedAt, healthy);
     log(
       `poison: before the fix applied=${applied} dead=${dead} (A+D=${applied + dead} of ${options.events}), ` +
-        `poisoned partition(s) ${[...poisonedPartitions].join(',')}, healthy ${healthy.join(',')} waited at most ${blockedMs} ms`,
+        `poisoned partition(s) ${[...poisonedPartitions].join(',')}, healthy ${healthy.join(',')} waited at most ${blockedMs} ms ` +
+        `(a failing record paused its own for up to ${heldMs} ms)`,
     );
 
     if (applied + dead < options.events) {
       log(`poison: ${options.events - applied - dead} events neither applied nor dead: stuck behind the poison`);
       const nothing = { redriven: 0, duplicated: 0, recoveredTransient, poisonedPartition: -1 };
-      return { ...nothing, events: options.events, applied, dead, lost: options.events - applied, blockedMs };
+      const noRedrive = { redriveCrashed: false, resent: 0 };
+      return {
+        ...nothing,
+        ...noRedrive,
+        events: options.events,
+        applied,
+        dead,
+        lost: options.events - applied,
+        blockedMs,
+        heldMs,
+      };
     }
 
     // Phase 2: the fix is deployed; the redrive crashes once after sending its first chunk, then runs again.
     fixed = true;
     const crashOnce = { armed: true };
+    // The redrive's producer, counting what it sends in commits of its own (a send within the redrive's transaction is
+    // undone with it by the crash).
+    let sentApart = 0;
+    const redriver: Producer = {
+      connect: () => producer.connect(),
+      send: async (records) => {
+        await producer.send(records);
+        sentApart += records.length;
+      },
+      ...(producer.sendWithin ? { sendWithin: producer.sendWithin.bind(producer) } : {}),
+      ...(producer.usesDb ? { usesDb: producer.usesDb.bind(producer) } : {}),
+      close: async () => undefined,
+    };
     const chunkSize = Math.max(1, Math.ceil(dead / 3));
     try {
       await store.redrive(
         db,
-        producer,
+        redriver,
         { consumer: group },
         {
           chunkSize,
@@ -190,13 +238,21 @@ export async function runPoison(options: PoisonOptions): Promise<PoisonResult> {
     } catch (error) {
       log(`poison: ${(error as Error).message}; running the redrive again resumes it`);
     }
-    await store.redrive(db, producer, { consumer: group }, { chunkSize });
+    await store.redrive(db, redriver, { consumer: group }, { chunkSize });
     const redrivenRows = await count(
       `SELECT count(*) AS n FROM ${schema}.dead_letters WHERE consumer = '${group}' AND status = 'redriven'`,
     );
+    // Every copy sent is waited for (its outcome is known), so a duplicate applied would be counted.
     const deadline = Date.now() + 60_000;
+    const handled = async (copies: number) => {
+      while (copiesHandled < copies && Date.now() < deadline) await sleep(50);
+    };
+    await handled(Math.max(sentApart, redrivenRows));
+    // The replay comes after the redriven copies were handled: the dedup rows catch it, not the range's own check.
+    const replayed = options.replayDead ? events.filter((_, i) => kinds[i] === 'bad-seat' || kinds[i] === 'down') : [];
+    if (replayed.length > 0) await producer.send(replayed.map(encodeEvent));
+    await handled(Math.max(sentApart, redrivenRows) + replayed.length);
     while ((await distinctApplied()) < options.events && Date.now() < deadline) await sleep(50);
-    await sleep(500); // a late duplicate would show up here
     const total = await count(`SELECT count(*) AS n FROM ${schema}.tickets_applied`);
     const distinct = await distinctApplied();
     return {
@@ -207,6 +263,9 @@ export async function runPoison(options: PoisonOptions): Promise<PoisonResult> {
       duplicated: total - distinct,
       lost: options.events - distinct,
       blockedMs,
+      heldMs,
+      redriveCrashed: !crashOnce.armed,
+      resent: Math.max(0, sentApart - redrivenRows) + replayed.length,
       poisonedPartition: [...poisonedPartitions][0] ?? -1,
       recoveredTransient,
     };

@@ -17,7 +17,7 @@ const options = {
   until: { type: 'string' },
   force: { type: 'boolean', default: false },
   all: { type: 'boolean', default: false },
-  transport: { type: 'string', default: 'kafka' },
+  transport: { type: 'string' },
   json: { type: 'boolean', default: false },
   'dry-run': { type: 'boolean', default: false },
   url: { type: 'string' },
@@ -28,6 +28,8 @@ const options = {
   concurrency: { type: 'string' },
   body: { type: 'string' },
   lookup: { type: 'boolean', default: false },
+  'max-lag': { type: 'string' },
+  'stuck-after': { type: 'string' },
 } as const;
 
 /** A command's arguments (after the command's name). Throws on an unknown option or a missing value. */

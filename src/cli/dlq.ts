@@ -1,12 +1,8 @@
 import type { Db } from '../db/port.ts';
 import { type DeadLetter, type DeadLetterStatus, deadLetterStore } from '../deadletter/store.ts';
-import { EffectivelyError, ErrorCodes } from '../errors.ts';
-import { kafkaTransport } from '../transport/kafka/transport.ts';
-import type { Transport } from '../transport/port.ts';
-import { postgresTransport } from '../transport/postgres/transport.ts';
+import { redriveCommand } from './dlq-redrive.ts';
 import { consoleOutput, type Output } from './output.ts';
 import { printable } from './printable.ts';
-import { progress } from './progress.ts';
 
 export interface DlqArgs {
   schema: string;
@@ -28,8 +24,6 @@ export interface DlqArgs {
 
 const statuses = new Set(['dead', 'redriven', 'discarded']);
 const transports = new Set(['kafka', 'postgres']);
-/** The exit code of a command stopped by SIGINT/SIGTERM (128 + SIGINT): a script must not read it as done. */
-const interrupted = 130;
 
 function summary(letter: DeadLetter) {
   return {
@@ -54,6 +48,7 @@ function print(output: Output, letters: DeadLetter[], json: boolean, verb: strin
     output.log(JSON.stringify(letters.map(summary)));
     return;
   }
+  if (letters.length > 0) output.log('id\tconsumer\ttopic[partition]@offset\tcode\tattempts\treason');
   for (const l of letters) {
     const line = `${l.id}\t${l.consumer}\t${l.topic}[${l.partition}]@${l.offset}\t${l.code}\t${l.attempts}x\t${l.reason.slice(0, 80)}`;
     output.log(printable(line));
@@ -127,42 +122,7 @@ export async function dlqCommand(
         );
         return 2;
       }
-      const transport: Transport =
-        args.transport === 'postgres' ? postgresTransport({ db, schema: args.schema }) : kafkaTransport();
-      const producer = transport.producer({ clientId: 'effectively-dlq' });
-      // Ctrl-C stops between chunks: what was sent is marked, the rest stays dead and the same command resumes it.
-      const stop = new AbortController();
-      const onSignal = () => stop.abort();
-      process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
-      let bar: ReturnType<typeof progress> | undefined;
-      try {
-        const letters = await store.redrive(db, producer, filter, {
-          dryRun: args.dryRun,
-          force: args.force ?? false,
-          signal: stop.signal,
-          onProgress: (done, total) => {
-            if (args.json) return;
-            bar ??= progress('dlq redrive', total, 'redriven', output);
-            bar.update(done);
-          },
-        });
-        bar?.end();
-        print(output, letters, args.json, args.dryRun ? 'would redrive' : 'redriven');
-        if (stop.signal.aborted) {
-          output.error('dlq: interrupted; run the same command again to resume');
-          return interrupted;
-        }
-      } catch (error) {
-        if (error instanceof EffectivelyError && error.code === ErrorCodes.EFF_REDRIVE_BEYOND_RETENTION) {
-          output.error(`dlq: ${error.code}: ${error.message} (ids ${String(error.details.ids)}); --force to redrive`);
-          return 1;
-        }
-        throw error;
-      } finally {
-        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
-        await producer.close();
-      }
-      return 0;
+      return redriveCommand(db, filter, args, output, (letters, verb) => print(output, letters, args.json, verb));
     }
     case 'discard': {
       if (!args.ids) {

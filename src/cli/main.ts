@@ -1,56 +1,42 @@
 // effectively <command> — migrate | relay | topics | dlq | schema | sender | effects | outbox. One file per command;
-// this one only dispatches. The operator commands (operator.ts) also run inside an application, on its own Db.
+// this one only dispatches: help, version, the database line, the refusal of an implicit database, errors as one line.
+// The operator commands (operator.ts) also run inside an application, on its own Db.
+import { readFileSync } from 'node:fs';
 import { pgDb } from '../db/pg.ts';
+import type { Db } from '../db/port.ts';
+import { databaseUnreachable } from '../db/unreachable.ts';
 import { EffectivelyError } from '../errors.ts';
-import { parseCommandArgs } from './args.ts';
-import { operatorCommand, operatorCommands, operatorUsage } from './operator.ts';
+import { type CommandValues, parseCommandArgs } from './args.ts';
+import { type CliDatabase, changesDatabase, cliDatabase, databaseLine, refuseImplicit } from './database.ts';
+import { operatorCommand, operatorCommands } from './operator.ts';
 import { printable } from './printable.ts';
 import { relayCommand } from './relay.ts';
 import { schemaCommand } from './schema.ts';
 import { senderCommand } from './sender.ts';
 import { topicsCommand } from './topics.ts';
+import { commandUsage, usage } from './usage.ts';
 
-const usage = `usage: effectively <command> [options]      (DATABASE_URL, KAFKA_BROKERS, EFFECTIVELY_SCHEMA)
-  --schema s on every command that opens the database: the library's schema (default $EFFECTIVELY_SCHEMA, else
-  effectively)
-  relay   [--schema s] [--shards n]            publish the outbox to Kafka until SIGINT/SIGTERM
-  topics create <topic>... [--partitions n]    create the topics that do not exist yet (default 6 partitions)
-  schema check --format avro|json --level L --old f... --new f   offline compatibility check (no database)
-  sender  --url u [--schema s] [--kinds a,b] [--rate n] [--concurrency n] [--body envelope|payload] [--lookup]
-                                               POST due effects to u (httpProvider) until SIGINT/SIGTERM
-${operatorUsage}`;
+/** The package's version (package.json is two levels up from this file, in the sources and in dist/ alike). */
+function version(): string {
+  const file = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === 'schema') return schemaCommand(rest); // offline: needs neither a database nor a broker
-  if (command === undefined || command === '--help' || command === 'help') {
-    console.log(usage);
-    return 0;
-  }
-  if (operatorCommands.has(command)) {
-    const db = pgDb();
-    try {
-      return await operatorCommand(db, argv);
-    } finally {
-      await db.close();
-    }
-  }
-  if (!['relay', 'sender', 'topics'].includes(command)) {
-    console.error(usage);
-    return 2;
-  }
-  let parsed: ReturnType<typeof parseCommandArgs>;
+/** A command that opens the database: the line saying which, the refusal of an implicit one, and one-line errors. */
+async function onDatabase(
+  command: string,
+  argv: string[],
+  values: CommandValues,
+  action: string | undefined,
+): Promise<number> {
+  const database: CliDatabase = cliDatabase();
+  console.error(databaseLine(database, values.schema));
+  let db: Db | undefined;
   try {
-    parsed = parseCommandArgs(rest);
-  } catch (error) {
-    console.error(`${command}: ${printable((error as Error).message)}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  if (command === 'topics')
-    return topicsCommand(positionals[0], { topics: positionals.slice(1), partitions: values.partitions });
-  const db = pgDb();
-  try {
+    if (changesDatabase(command, action, values['dry-run']))
+      refuseImplicit(database, `${command} ${action ?? ''}`.trim());
+    db = pgDb({ connectionString: database.url });
+    if (operatorCommands.has(command)) return await operatorCommand(db, argv);
     if (command === 'relay') {
       await relayCommand(db, values.schema, values.shards ? Number(values.shards) : undefined);
       return 0;
@@ -65,12 +51,53 @@ async function main(argv: string[]): Promise<number> {
       lookup: values.lookup,
     });
   } catch (error) {
-    if (!(error instanceof EffectivelyError)) throw error;
-    console.error(`effectively: ${error.code}: ${printable(error.message)}`);
+    const coded = databaseUnreachable(error, database.label) ?? error;
+    if (!(coded instanceof EffectivelyError)) throw error;
+    console.error(`effectively: ${coded.code}: ${printable(coded.message)}`);
     return 1;
   } finally {
-    await db.close();
+    await db?.close();
   }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === '--version' || command === '-v' || command === 'version') {
+    console.log(version());
+    return 0;
+  }
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    console.log(usage);
+    return 0;
+  }
+  const own = commandUsage[command];
+  if (own === undefined) {
+    console.error(`effectively: unknown command \`${printable(command)}\` (effectively --help lists them)\n${usage}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(`usage: effectively\n${own}`);
+    return 0;
+  }
+  if (command === 'schema') return schemaCommand(rest); // offline: needs neither a database nor a broker
+  let parsed: ReturnType<typeof parseCommandArgs>;
+  try {
+    parsed = parseCommandArgs(rest);
+  } catch (error) {
+    console.error(`${command}: ${printable((error as Error).message)} (effectively ${command} --help)`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (command === 'topics') {
+    try {
+      return await topicsCommand(positionals[0], { topics: positionals.slice(1), partitions: values.partitions });
+    } catch (error) {
+      if (!(error instanceof EffectivelyError)) throw error;
+      console.error(`effectively: ${error.code}: ${printable(error.message)}`);
+      return 1;
+    }
+  }
+  return onDatabase(command, argv, values, positionals[0]);
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -2,23 +2,15 @@ import type { Db } from '../db/port.ts';
 import { EffectivelyError } from '../errors.ts';
 import { type CommandValues, parseCommandArgs } from './args.ts';
 import { dlqCommand } from './dlq.ts';
+import { doctorCommand } from './doctor.ts';
 import { effectsCommand } from './effects.ts';
 import { migrateCommand } from './migrate.ts';
 import { outboxCommand } from './outbox.ts';
 import { consoleOutput, type Output } from './output.ts';
 import { printable } from './printable.ts';
+import { operatorUsage } from './usage.ts';
 
-export const operatorUsage = `  migrate [--schema s]                         apply the library's migrations
-  dlq list|show|redrive|discard [filters]      dead letters: --consumer --topic --code --ids --status --since
-                                               --until --limit, --transport kafka|postgres (redrive), --dry-run,
-                                               --force (redrive beyond the dedup retention), --json;
-                                               redrive with no filter asks for --all
-  effects list [--status s] [--kind k] [--limit n] [--json] | revive --ids a,b | cancel --ids a,b
-          | purge --older-than 30d             the effects ledger (purge: done and cancelled effects)
-  outbox refused [--json] | retry --seqs a,b|--all | discard --seqs a,b
-                                               outbox rows the transport refused for good`;
-
-export const operatorCommands = new Set(['migrate', 'dlq', 'effects', 'outbox']);
+export const operatorCommands = new Set(['migrate', 'dlq', 'effects', 'outbox', 'doctor']);
 
 type Run = (db: Db, action: string | undefined, values: CommandValues, output: Output) => Promise<number>;
 
@@ -61,6 +53,8 @@ const commands: Record<string, Run> = {
       },
       output,
     ),
+  doctor: (db, _action, values, output) =>
+    doctorCommand(db, { ...values, maxLag: values['max-lag'], stuckAfter: values['stuck-after'] }, output),
   outbox: (db, action, values, output) =>
     outboxCommand(db, action, { schema: values.schema, seqs: values.seqs, all: values.all, json: values.json }, output),
 };

@@ -60,8 +60,9 @@ export function schemaCommand(args: string[]): number {
     console.error(`schema check: --format must be one of ${formats.join(', ')}\n${usage}`);
     return 2;
   }
-  if (!isLevel(values.level)) {
-    console.error(`schema check: --level must be one of ${levels.join(', ')}`);
+  const level = values.level.toUpperCase(); // `--level backward` as well as BACKWARD
+  if (!isLevel(level)) {
+    console.error(`schema check: --level must be one of ${levels.join(', ')} (any case)`);
     return 2;
   }
   const loaded = [...old, next].map((file) => load(file, format as SchemaFormat));
@@ -72,7 +73,7 @@ export function schemaCommand(args: string[]): number {
   if (schemas.length < loaded.length) return 2;
   const result = checkCompatibility({
     format: format as SchemaFormat,
-    level: values.level,
+    level,
     old: schemas.slice(0, -1),
     next: schemas.at(-1),
   });
@@ -84,8 +85,8 @@ export function schemaCommand(args: string[]): number {
       : plural(result.checked.length, 'old schema');
   console.log(
     result.compatible
-      ? `schema check: compatible (level ${values.level}, ${format}, against ${against})`
-      : `schema check: INCOMPATIBLE, ${plural(result.violations.length, 'violation')} (level ${values.level}, ${format}, against ${against})`,
+      ? `schema check: compatible (level ${level}, ${format}, against ${against})`
+      : `schema check: INCOMPATIBLE, ${plural(result.violations.length, 'violation')} (level ${level}, ${format}, against ${against})`,
   );
   return result.compatible ? 0 : 1;
 }

@@ -27,10 +27,20 @@ export async function topicsCommand(action: string | undefined, args: TopicsArgs
   }
   const admin = kafkaTransport({ clientId: 'effectively-topics' }).admin();
   try {
-    await admin.createTopics(args.topics.map((topic) => ({ topic, partitions })));
+    const existing = new Set(await admin.listTopics());
+    const fresh = args.topics.filter((topic) => !existing.has(topic));
+    if (fresh.length > 0) await admin.createTopics(fresh.map((topic) => ({ topic, partitions })));
+    if (fresh.length > 0) console.log(`topics: created ${fresh.join(', ')} (${partitions} partitions)`);
+    for (const topic of args.topics.filter((name) => existing.has(name))) {
+      const has = (await admin.endOffsets(topic)).length;
+      const differs =
+        has === partitions
+          ? ''
+          : ` (not ${partitions}: a topic's partitions are changed by hand, never by this command)`;
+      console.log(`topics: ${topic} existed with ${has} partitions${differs}`);
+    }
   } finally {
     await admin.close();
   }
-  console.log(`topics: ${args.topics.join(', ')} exist (${partitions} partitions for those created now)`);
   return 0;
 }

@@ -9,10 +9,14 @@ import { EffectivelyError, ErrorCodes } from '../errors.ts';
 export type PermanentErrors = readonly (string | (abstract new (...args: never[]) => unknown))[];
 
 /**
- * True when retrying cannot help: a non-retryable `EffectivelyError` (`PermanentError`, decode failures), or an error
- * matching `permanent`. Everything else is retried up to the limit, then dead-lettered.
+ * True when retrying cannot help: a non-retryable `EffectivelyError` (`PermanentError`, decode failures,
+ * `EFF_TX_ABORTED` by a statement that fails the same way again), or an error matching `permanent`. Everything else
+ * is retried up to the limit, then dead-lettered.
  */
 export function isPermanent(error: unknown, permanent: PermanentErrors = []): boolean {
+  // A transaction aborted by a statement the handler swallowed fails the same way each time (a unique violation,
+  // say): dead-lettered at once, unless that statement's failure passes on a retry (contention, a lost connection).
+  if (error instanceof EffectivelyError && error.code === ErrorCodes.EFF_TX_ABORTED) return !passesOnRetry(error.cause);
   if (error instanceof EffectivelyError) return !error.retryable;
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   return permanent.some((match) => (typeof match === 'string' ? match === code : error instanceof match));
@@ -35,6 +39,14 @@ export function outageProbe(db: Queryable): (error: unknown) => Promise<boolean>
 }
 
 const contentionStates = new Set(['40001', '40P01', '55P03']);
+
+/** Whether a statement's failure may pass when done again: contention, a connection lost, a server going away. */
+function passesOnRetry(error: unknown): boolean {
+  const state = sqlState(error);
+  return (
+    isConnectionLost(error) || (state !== undefined && (contentionStates.has(state) || /^(08|53|57P0)/.test(state)))
+  );
+}
 
 /**
  * Whether a failure is contention with other transactions (a serialization failure, a deadlock, a lock not available):

@@ -22,6 +22,8 @@ import { createRetryTopics } from './prepare.ts';
 import { purgeProcessed } from './retention.ts';
 import { RetryTopics } from './retry-topics.ts';
 import { Settler } from './settle.ts';
+import { StartedRecords } from './started.ts';
+import { consumerWatch } from './watch.ts';
 
 export type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
 
@@ -51,7 +53,10 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
   const store = deadLetterStore({ schema });
   const logger = options.logger ?? stderrLogger;
   const { db, group, handler, batchHandler } = options;
+  const started = new StartedRecords(db, { group, schema, maxAttempts, budget: maxBatchSize });
   const groupSettings = loadSql(import.meta.url, 'group-settings.sql', schema);
+  const processedSql = loadSql(import.meta.url, 'processed.sql', schema);
+  const unclaimSql = loadSql(import.meta.url, 'unclaim.sql', schema);
   const applyIn = createApplier({ group, handler, batchHandler, dedup: loadSql(import.meta.url, 'dedup.sql', schema) });
   const decode = options.decode ?? decodeEvent;
   const isOutage = outageProbe(db);
@@ -62,6 +67,14 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     if (problem !== undefined) throw invalidOptions('topics', `\`${storableText(topic).slice(0, 300)}\` ${problem}`);
   }
   const keyOrder = options.keyOrdered ? new KeyOrder(schema, group) : undefined;
+  const watch = consumerWatch({
+    group,
+    topics: options.topics,
+    transport: options.transport.name,
+    instanceId: options.instanceId,
+    logger,
+  });
+  const onOutcome = watch.outcome(options.onOutcome);
   const concurrency = resolveConcurrency(options.concurrency);
 
   let transportConsumer: Consumer | undefined;
@@ -85,6 +98,11 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     offsetsInTransaction: () => offsetsInTransaction,
     onDeadLetter: options.onDeadLetter,
     isPermanent: (error) => isPermanent(error, options.permanentErrors),
+    isProcessed: async (tx, eventId) => {
+      if ((await tx.query(processedSql, [group, eventId])).rowCount === 0) return true;
+      await tx.query(unclaimSql, [group, eventId]);
+      return false;
+    },
   });
   const drainer = keyOrder
     ? createDrainer({
@@ -98,7 +116,8 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
         decode,
         isOutage,
         logger,
-        onOutcome: options.onOutcome,
+        onOutcome,
+        faults: options.faults,
       })
     : undefined;
   const failures = new Failures({
@@ -126,8 +145,14 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     settler,
     failures,
     retries,
+    started,
     givenUpFrom: (tp, from) =>
       store.givenUpFrom(db, { consumer: group, topic: tp.topic, partition: tp.partition, from }),
+    skewed: (record, skewMs) =>
+      logger.warn(
+        "a retry topic's record is due further away than the topic's delay (the forwarding member's clock is ahead, or the header was written by hand); tried now",
+        { topic: record.topic, partition: record.partition, offset: record.offset, skewMs },
+      ),
     lookupFailed: (tp, error) =>
       logger.warn('could not look up the dead letters of a partition; paused, and looked up again', {
         topic: tp.topic,
@@ -140,7 +165,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     held: () => held,
     hold: (tp: TopicPartition) => heldPartitions.set(partitionId(tp), tp),
     faults: options.faults,
-    onOutcome: options.onOutcome,
+    onOutcome,
   });
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
@@ -179,19 +204,27 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
           ...(options.prefetchKb === undefined ? {} : { prefetchKb: options.prefetchKb }),
           ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
           onAssign: (partitions) => {
-            logger.info('partitions assigned', {
-              group,
-              partitions: partitions.map((p) => `${p.topic}[${p.partition}]`),
-            });
+            watch.assigned(partitions); // logged at info
             options.onAssign?.(partitions);
           },
-          // Attempts, records given up on and the dead-letter lookup are per assignment.
-          onRevoke: async (partitions) => retries.forget(partitions),
+          // Attempts, records given up on, the dead-letter lookup and a stop are per assignment: every way one ends
+          // (a revoke, a lost lease) calls this. A stopped partition is resumed before it goes (no timer would).
+          onRevoke: async (partitions) => {
+            watch.revoked(partitions);
+            started.forget(partitions);
+            const stopped = retries.forget(partitions);
+            try {
+              if (stopped.length > 0) transportConsumer?.resume(stopped);
+            } catch (error) {
+              logger.debug('resume of a stopped partition at the end of its assignment failed', errorFields(error));
+            }
+          },
         });
         offsetsInTransaction =
           (options.offsetsInTransaction ?? true) &&
           Boolean(transportConsumer.commitWithin && transportConsumer.usesDb?.(db));
         await transportConsumer.run(handleBatch);
+        watch.started();
         void warnOfMissingTopics(options.transport, options.topics, logger);
         drainer?.start();
         if (retention) {
@@ -208,8 +241,10 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     },
     close({ timeoutMs = 10_000 } = {}) {
       closing ??= (async () => {
+        watch.closed();
         clearInterval(purgeTimer);
         retries.close();
+        started.close();
         await starting?.catch(() => undefined);
         // The transport waits for the batch in flight and flushes its pending offset commits before it disconnects.
         const closed = Promise.all([transportConsumer?.close(), drainer?.close()]);
@@ -238,6 +273,8 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     get paused() {
       return held;
     },
+    isRunning: watch.isRunning,
+    stats: watch.stats,
     [Symbol.asyncDispose]() {
       return consumer.close();
     },
@@ -256,7 +293,10 @@ async function warnOfMissingTopics(transport: Transport, topics: string[], logge
     for (const topic of topics.filter((name) => !existing.has(name))) {
       logger.warn(`waiting for topic ${topic}: it does not exist yet; the consumer picks it up once created`, {
         topic,
-        hint: `npx effectively topics create ${topic}`,
+        hint:
+          transport.name === 'kafka'
+            ? `npx effectively topics create ${topic}`
+            : 'the embedded log creates it with the first event sent to it (the relay), or transport.admin().createTopics()',
       });
     }
   } catch (error) {

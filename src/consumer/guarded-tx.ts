@@ -11,11 +11,14 @@ import { transactionAborted } from '../errors.ts';
  */
 export class GuardedTx {
   #failed = false;
+  /** The first statement error since the last check: what the handler swallowed, the abort's cause. */
+  #swallowed: unknown;
   #savepoints = 0;
   readonly tx: Queryable;
 
   constructor(private readonly raw: Queryable) {
     const noteFailure = (error: unknown): never => {
+      if (!this.#failed) this.#swallowed = error;
       this.#failed = true;
       throw error;
     };
@@ -60,7 +63,8 @@ export class GuardedTx {
     try {
       await this.raw.query('SELECT 1');
     } catch (error) {
-      if (sqlState(error) === '25P02') throw transactionAborted(where, error);
+      // the cause is the statement the handler swallowed: it says whether doing it again can pass (classify.ts)
+      if (sqlState(error) === '25P02') throw transactionAborted(where, this.#swallowed ?? error);
       throw error;
     }
   }

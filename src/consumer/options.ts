@@ -8,6 +8,7 @@ import type { PermanentErrors } from './classify.ts';
 import type { Concurrency } from './lanes.ts';
 import type { RetryTopicsOptions } from './retry-topics.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
+import type { ConsumerStats } from './watch.ts';
 
 /** Options of `createConsumer()`; defaults are given on each field. `T`: the type of the events' `data`. */
 export interface ConsumerOptions<T = unknown> {
@@ -64,7 +65,11 @@ export interface ConsumerOptions<T = unknown> {
    * record stops its partition with an error log and its offset stays uncommitted.
    */
   deadLetters?: boolean;
-  /** Called once a record is kept as a dead letter (after the database committed it). */
+  /**
+   * Called once a record is kept as a dead letter (after the database committed it). `letter.id` is the dead letter's
+   * row id in `dead_letters` (what `dlq show|redrive|discard --ids` takes; undefined when that record was kept
+   * already), not the event's id: that one is `eventIdOfRecord(letter.record)`.
+   */
   onDeadLetter?: (letter: { id: string | undefined; record: IncomingRecord; error: unknown; attempts: number }) => void;
   /** Called when a record stops its partition (only with `deadLetters: false`). */
   onStopped?: (record: IncomingRecord, error: unknown) => void;
@@ -115,6 +120,10 @@ export interface EffectivelyConsumer {
   pause(): void;
   resume(): void;
   readonly paused: boolean;
+  /** True from a resolved `start()` until `close()`: for a liveness check. */
+  isRunning(): boolean;
+  /** The partitions held, events applied and duplicates passed over since start: for a readiness check or a metric. */
+  stats(): ConsumerStats;
   close(options?: CloseOptions): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }

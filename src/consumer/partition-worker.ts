@@ -13,6 +13,7 @@ import { prepareBatch } from './prepare.ts';
 import { Progress } from './progress.ts';
 import { attemptsOf, groupOf, originalOf, type RetryTopics } from './retry-topics.ts';
 import type { Settler } from './settle.ts';
+import type { StartedRecords } from './started.ts';
 import type { Outcome } from './types.ts';
 
 /** How long a partition waits before its dead letters are looked up again after a failure that is not an outage. */
@@ -30,6 +31,8 @@ export interface PartitionWorkerContext {
   settler: Settler;
   failures: Failures;
   retries: PausedRetries;
+  /** Starts counted in the database, for partitions whose first batch starts where an earlier one died. */
+  started: StartedRecords;
   /**
    * The records this group gave up on in `partition` from offset `from` on (offset → dedup key, one page in offset
    * order; `complete` when it reached the end).
@@ -38,6 +41,8 @@ export interface PartitionWorkerContext {
     partition: TopicPartition,
     from: string,
   ) => Promise<{ letters: ReadonlyMap<string, string>; complete: boolean }>;
+  /** A retry topic's record due further away than the topic's delay (a clock ahead): taken now, logged here. */
+  skewed: (record: IncomingRecord, skewMs: number) => void;
   /** A dead-letter lookup failed for another reason than an outage or contention (logged; the batch comes again). */
   lookupFailed: (partition: TopicPartition, error: unknown) => void;
   concurrency: ResolvedConcurrency;
@@ -56,7 +61,7 @@ export interface PartitionWorkerContext {
  * partition's position up to the lowest record not yet finished.
  */
 export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler {
-  const { db, group, applyIn, decode, retryTopics, keyOrder, settler, failures, retries, concurrency } = ctx;
+  const { db, group, applyIn, decode, retryTopics, keyOrder, settler, failures, retries, concurrency, started } = ctx;
 
   /**
    * One database transaction for a range of one partition: park what waits behind a held key, claim and apply the rest,
@@ -72,6 +77,10 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
         const done = range.filter((_, index) => outcomes[index] !== 'parked').map((item) => dedupKeyOf(item.event));
         if ((await keyOrder.release(tx, done)) > 0) ctx.drainSoon();
       }
+      await started.finishIn(
+        tx,
+        range.map((item) => item.record),
+      );
       if (ctx.offsetsInTransaction()) {
         // The log lives in this database: the offset commits with the effects, exactly once inside one database.
         // Never past the batch's lowest unfinished record (keys in parallel finish out of offset order).
@@ -82,10 +91,28 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
     });
   }
 
+  /**
+   * Careful (the partition's first batch starts where an earlier one died): one record at a time, its start counted
+   * first; a record started more than `maxAttempts` times is given up on without its handler. False when it stopped.
+   */
+  async function startCarefully(item: Decoded, control: BatchControl, progress: Progress): Promise<boolean | 'done'> {
+    const exhausted = await started.startAlone(item.record);
+    if (!exhausted) return true;
+    if (!(await failures.failed(item.record, exhausted, control, progress))) return false;
+    await db.transaction((tx) => started.finishIn(tx, [item.record])).catch(() => undefined);
+    started.finished([item.record]);
+    return 'done';
+  }
+
   /** Applies `items` in order; returns false when it stopped early (closing, revoked, paused or stopped). */
-  async function applyAll(items: Decoded[], control: BatchControl, progress: Progress): Promise<boolean> {
+  async function applyAll(
+    items: Decoded[],
+    control: BatchControl,
+    progress: Progress,
+    careful = false,
+  ): Promise<boolean> {
     let start = 0;
-    let end = items.length;
+    let end = careful ? 1 : items.length;
     // A record known to fail (the handler named it): settled after the records before it, without a second call.
     let known: { at: number; error: unknown } | undefined;
     while (start < items.length) {
@@ -94,8 +121,17 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
         if (!(await failures.failed(items[start]!.record, known.error, control, progress))) return false;
         known = undefined;
         start += 1;
-        end = items.length;
+        end = careful ? start + 1 : items.length;
         continue;
+      }
+      if (careful) {
+        const begun = await startCarefully(items[start]!, control, progress);
+        if (!begun) return false;
+        if (begun === 'done') {
+          start += 1;
+          end = start + 1;
+          continue;
+        }
       }
       const range = items.slice(start, end);
       let outcomes: Outcome[];
@@ -122,7 +158,7 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
         }
         if (!(await failures.failed(items[start]!.record, failure.error, control, progress))) return false;
         start += 1;
-        end = items.length;
+        end = careful ? start + 1 : items.length;
         continue;
       }
       failures.recovered();
@@ -132,9 +168,10 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
       }
       const records = range.map((item) => item.record);
       retries.settled(records);
+      started.finished(records);
       progress.finished(records);
       start = end;
-      end = items.length;
+      end = careful ? start + 1 : items.length;
     }
     return true;
   }
@@ -143,11 +180,12 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
    * Lanes commit the offset inside their own transactions when the log is in this database, each with the position it
    * saw; two lanes finishing together can commit in the other order and leave the lower one (the records above it
    * then come again after a clean close, lag never reaches 0, and a dead letter discarded meanwhile would be applied).
-   * Once the lanes are done, nothing else writes this partition's offset: the batch's final position is written once.
+   * Once the lanes are done, nothing else writes this partition's offset: the batch's final position is written once,
+   * also when the consumer is closing (a clean close ends with the offset at the end). A partition whose lease was
+   * lost is refused by the commit itself (it checks the lease), so the batch's signal is not consulted.
    */
-  async function commitFinalPosition(progress: Progress, control: BatchControl): Promise<void> {
+  async function commitFinalPosition(progress: Progress): Promise<void> {
     if (!ctx.offsetsInTransaction()) return;
-    if (control.signal.aborted) return;
     // A failure (lost lease, the database gone) leaves what the lanes committed: never past an unfinished record, so
     // at worst records come again and their dedup rows absorb them.
     await db
@@ -207,7 +245,12 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
     const givenUp = retries.givenUpIn(batch.records);
     const fresh =
       givenUp.size === 0 ? batch : { ...batch, records: batch.records.filter((r) => !givenUp.has(r.offset)) };
-    const { items, poison, waitUntil, others } = await prepareBatch(fresh, { retryTopics, group, decode });
+    const { items, poison, waitUntil, others } = await prepareBatch(fresh, {
+      retryTopics,
+      group,
+      decode,
+      onSkew: ctx.skewed,
+    });
     // Only those below where this batch stops taking records (a poison record, one not due): the rest come again.
     const cutoff = BigInt((poison ?? waitUntil)?.record.offset ?? batch.records.at(-1)?.offset ?? '0') + 1n;
     const passed = batch.records.filter((r) => givenUp.has(r.offset) && BigInt(r.offset) < cutoff);
@@ -230,11 +273,12 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
     // Another group's records before the first of ours are moved over; those between ours go with our next commit.
     if (others && !(await settler.moveOver(others, control.signal, progress))) return;
     if (others) progress.finished([others]);
+    const careful = items.length > 0 && (await started.careful(items[0]!.record));
     const lanes = lanesOf(items, concurrency.mode);
-    const ran = await runLanes(lanes, concurrency.max, (lane) => applyAll(lane, control, progress));
+    const ran = await runLanes(lanes, concurrency.max, (lane) => applyAll(lane, control, progress, careful));
     // Records passed over move the position without a transaction of their own: written here (the lanes' own commits
     // may not reach past them, e.g. a batch ending with one).
-    if (lanes.length > 1 || passed.length > 0) await commitFinalPosition(progress, control);
+    if (lanes.length > 1 || passed.length > 0) await commitFinalPosition(progress);
     if (!ran) return;
     if (poison) await failures.failed(poison.record, poison.error, control, progress);
     else if (waitUntil) {

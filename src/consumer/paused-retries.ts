@@ -1,6 +1,8 @@
 import type { IncomingRecord, TopicPartition } from '../transport/port.ts';
 import { partitionId } from '../transport/position.ts';
 
+const maxTimerMs = 2 ** 31 - 1;
+
 interface Failing {
   offset: string;
   attempts: number;
@@ -103,18 +105,23 @@ export class PausedRetries {
   }
 
   /**
-   * `partitions` were revoked: their attempts, records given up on and lookup are forgotten (a later assignment looks
-   * the dead letters up again: another member may have given up on records meanwhile). A pending resume stays: the
-   * client keeps a partition's pause across an unassignment and a later assignment of it, and that timer is what
-   * resumes it (librdkafka resets only its own pauses at an assignment); a stopped partition stays stopped.
+   * The assignment of `partitions` ended (revoked, its lease lost, the member closing): their attempts, records given up
+   * on, lookup and "stopped" mark are forgotten (a later assignment looks the dead letters up again: another member may
+   * have given up on records meanwhile, or got past the record that stopped the partition here). A pending resume
+   * stays: the client keeps a partition's pause across an unassignment and a later assignment of it, and that timer is
+   * what resumes it (librdkafka resets only its own pauses at an assignment). Returns the partitions that were
+   * stopped: the caller resumes them while they are still assigned, for the same reason (no timer would).
    */
-  forget(partitions: readonly TopicPartition[]): void {
+  forget(partitions: readonly TopicPartition[]): TopicPartition[] {
+    const stopped: TopicPartition[] = [];
     for (const partition of partitions) {
       const key = PausedRetries.#key(partition);
       this.#failing.delete(key);
       this.#settledAhead.delete(key);
       this.#lookedUp.delete(key);
+      if (this.#stopped.delete(key)) stopped.push({ topic: partition.topic, partition: partition.partition });
     }
+    return stopped;
   }
 
   /**
@@ -147,6 +154,8 @@ export class PausedRetries {
   resumeLater(partition: TopicPartition, delayMs: number, resume: () => void): void {
     const key = PausedRetries.#key(partition);
     if (this.#stopped.has(key)) return;
+    // Node fires a timer of more than 2^31-1 ms at once (1 ms): never more (the partition re-checks then).
+    delayMs = Math.min(Math.max(0, delayMs), maxTimerMs);
     const due = Date.now() + delayMs;
     const pending = this.#timers.get(key);
     if (pending && pending.due >= due) return;

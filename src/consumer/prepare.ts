@@ -24,6 +24,8 @@ export async function prepareBatch(
     retryTopics: RetryTopics | undefined;
     group: string;
     decode: (record: IncomingRecord) => Event | Promise<Event>;
+    /** A record of a retry topic due further away than that topic's delay (taken now): by how much. */
+    onSkew?: (record: IncomingRecord, skewMs: number) => void;
   },
 ): Promise<Prepared> {
   const { retryTopics, group, decode } = context;
@@ -39,7 +41,9 @@ export async function prepareBatch(
         continue;
       }
       const due = dueOf(record);
-      if (due > Date.now()) {
+      const { waitMs, skewMs } = retryTopics.waitOf(batch.topic, due);
+      if (skewMs > 0) context.onSkew?.(record, skewMs);
+      else if (waitMs > 0) {
         waitUntil = { record, due };
         break;
       }

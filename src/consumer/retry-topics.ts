@@ -21,6 +21,8 @@ export const RetryHeaders = {
   errorCode: 'effectively-error-code',
   errorMessage: 'effectively-error-message',
   errorStack: 'effectively-error-stack',
+  /** What a dead letter too large for its topic left out of the input (e.g. `value (2097152 bytes)`). */
+  dropped: 'effectively-dropped',
 } as const;
 
 const prefix = 'effectively-';
@@ -69,6 +71,20 @@ export class RetryTopics {
 
   stageOf(topic: string): Stage {
     return this.#stages.get(topic) ?? { main: topic, stage: 0 };
+  }
+
+  /**
+   * How long a record of `topic` due at `due` must still wait: `skewMs` > 0 when the due time is further away than the
+   * topic's own delay, which a forward made now cannot set. Due times come from the forwarding member's clock: a clock
+   * ahead (or a header written by hand) would hold the partition that long, and past 2^31-1 ms Node's timer fires at
+   * once, in a pause/resume loop. Such a record is due now (`waitMs` 0); the caller logs the skew.
+   */
+  waitOf(topic: string, due: number, now = Date.now()): { waitMs: number; skewMs: number } {
+    const { stage } = this.stageOf(topic);
+    const delay = typeof stage === 'number' && stage > 0 ? (this.delaysMs[stage - 1] ?? 0) : 0;
+    const wait = due - now;
+    if (wait <= 0) return { waitMs: 0, skewMs: 0 };
+    return wait > delay ? { waitMs: 0, skewMs: wait - delay } : { waitMs: wait, skewMs: 0 };
   }
 
   /** The record forwarded after failed attempt number `attempts`: the next retry topic, or the dead-letter topic. */

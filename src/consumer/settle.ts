@@ -26,6 +26,11 @@ export interface SettleContext {
   onDeadLetter: ConsumerOptions['onDeadLetter'];
   /** Whether retrying cannot help (such a record goes straight to the dead-letter topic). */
   isPermanent: (error: unknown) => boolean;
+  /**
+   * In the transaction giving up on it: whether the group already applied the event with this dedup key, waiting for
+   * a member applying it right now (its uncommitted dedup claim).
+   */
+  isProcessed: (tx: Queryable, eventId: string) => Promise<boolean>;
 }
 
 /** What a dead letter keeps: the record as produced, and why it failed. */
@@ -46,7 +51,10 @@ function reasonOf(error: unknown): string {
 }
 
 /** What is moved past: a record of the transport (its offset), or a parked record (its row in `parked_records`). */
-export type Consumed = IncomingRecord | { parkedId: string };
+export type Consumed = IncomingRecord | { parkedId: string; record: IncomingRecord };
+
+/** How a settling ended: committed, stopped first, or (a parked record) found applied by another member meanwhile. */
+type Settled = 'done' | 'stopped' | 'gone';
 
 /**
  * The ways a consumer moves past a record it could not apply, each of them recorded before the offset moves on, and
@@ -58,20 +66,23 @@ export class Settler {
 
   /**
    * Runs `work` and moves past `consumed` (its offset; or, for a parked record, its parked row), retrying until it
-   * commits; false when stopped first.
+   * commits. A parked record no longer parked (another member's drainer applied it) is left alone: `'gone'`.
    */
   async #settle(
     consumed: Consumed,
     signal: AbortSignal,
     work: (tx: Queryable) => Promise<void>,
     progress: Progress | undefined,
-  ) {
+  ): Promise<Settled> {
     const moveOffset = !('parkedId' in consumed);
     const { db, logger, backoff } = this.ctx;
+    let gone = false;
     for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) return false;
+      if (signal.aborted) return 'stopped';
       try {
         await db.transaction(async (tx) => {
+          gone = !moveOffset && !(await this.ctx.keyOrder!.stillParked(tx, consumed));
+          if (gone) return;
           await work(tx);
           if (!moveOffset) await this.ctx.keyOrder!.unpark(tx, consumed.parkedId);
           else if (this.ctx.offsetsInTransaction()) {
@@ -85,15 +96,23 @@ export class Settler {
         if (isLeaseLost(error)) {
           // This member no longer holds the partition: its next holder settles the record again.
           logger.info('lease lost while recording a failed record; partition dropped', errorFields(error));
-          return false;
+          return 'stopped';
         }
         logger.warn('could not record a failed record; retrying', errorFields(error));
         await sleep(fullJitter(attempt, backoff.baseMs, backoff.capMs), signal);
       }
     }
     // With a batch's progress, its caller moves the position (and commits it) once the record is finished.
+    if (gone) {
+      const { topic, offset } = 'parkedId' in consumed ? consumed.record : consumed;
+      logger.info('a parked record that failed here was applied by another member meanwhile; left as applied', {
+        topic,
+        offset,
+      });
+      return 'gone';
+    }
     if (moveOffset && !progress && !this.ctx.offsetsInTransaction()) this.commitInBackground(positionAfter(consumed));
-    return true;
+    return 'done';
   }
 
   /** The offset commit after the database commit does not hold up the next batch; a lost one means a deduplicated redelivery. */
@@ -110,8 +129,8 @@ export class Settler {
   }
 
   /** Moves past a record this group has nothing to do with (another group's record in a shared retry topic). */
-  moveOver(consumed: IncomingRecord, signal: AbortSignal, progress?: Progress): Promise<boolean> {
-    return this.#settle(consumed, signal, async () => undefined, progress);
+  async moveOver(consumed: IncomingRecord, signal: AbortSignal, progress?: Progress): Promise<boolean> {
+    return (await this.#settle(consumed, signal, async () => undefined, progress)) !== 'stopped';
   }
 
   /**
@@ -122,17 +141,35 @@ export class Settler {
     const { group, store, keyOrder, logger } = this.ctx;
     const eventId = eventKeyOfRecord(input.record); // the dedup key (source + id), what key holds compare
     let id: string | undefined;
+    let applied = false;
     const done = await this.#settle(
       consumed,
       signal,
       async (tx) => {
+        // A member that lost its partition meanwhile (a Kafka member past max.poll.interval.ms: nothing aborts its
+        // batch) may give up on a record the new owner has applied since: applied AND dead, a stale letter.
+        applied = eventId !== null && !('parkedId' in consumed) && (await this.ctx.isProcessed(tx, eventId));
+        if (applied) return;
         id = await store.keep(tx, { consumer: group, eventId, ...input });
         if (keyOrder && eventId) await keyOrder.hold(tx, input.record, eventId);
       },
       progress,
     );
-    if (!done) return false;
+    if (done !== 'done') return done === 'gone';
     const { record, error, attempts } = input;
+    if (applied) {
+      logger.warn(
+        'record failed here but was applied by another member meanwhile (this one lost its partition); no dead letter',
+        {
+          topic: record.topic,
+          partition: record.partition,
+          offset: record.offset,
+          group,
+          ...errorFields(error),
+        },
+      );
+      return true;
+    }
     logger.error('record dead-lettered', {
       topic: record.topic,
       partition: record.partition,
@@ -189,7 +226,7 @@ export class Settler {
       attempts,
       ...errorFields(error),
     });
-    return this.#settle(
+    const settled = await this.#settle(
       consumed,
       signal,
       async (tx) => {
@@ -197,5 +234,6 @@ export class Settler {
       },
       progress,
     );
+    return settled !== 'stopped';
   }
 }

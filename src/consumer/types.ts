@@ -24,15 +24,13 @@ export interface HandlerContext {
 
 /**
  * Applies one fresh event inside the consumer's transaction. Return `'stale'` when a version guard refused it (the
- * event still counts as processed); anything else means applied. Throw to fail: the transaction rolls back.
+ * event still counts as processed); anything else means applied (nothing, `'applied'`, or a query's result, as in
+ * `(event, { tx }) => tx.query(…)`). Throw to fail: the transaction rolls back.
  * `T` is the type of `event.data` as the handler expects it (`createConsumer<OrderConfirmed>`): a declaration, not a
  * check — the data is what the producer sent, so validate it (a serde with a schema, or your own guard) when the
  * producer is not trusted.
  */
-export type EventHandler<T = unknown> = (
-  event: Event<T>,
-  context: HandlerContext,
-) => Promise<void | 'applied' | 'stale'>;
+export type EventHandler<T = unknown> = (event: Event<T>, context: HandlerContext) => Promise<unknown>;
 
 export interface BatchHandlerContext {
   /** The consumer's transaction: the dedup rows and everything written here commit together, or not at all. */

@@ -1,7 +1,8 @@
 import pg from 'pg';
-import { transactionAborted } from '../errors.ts';
+import { invalidOptions, transactionAborted } from '../errors.ts';
 import { notMigrated, rethrowNotMigrated } from './not-migrated.ts';
 import type { Db, Queryable } from './port.ts';
+import { sqlState } from './sqlstate.ts';
 
 export interface PgDbOptions {
   /** Default `DATABASE_URL` or `postgres://postgres@127.0.0.1:5432/postgres`. */
@@ -9,31 +10,69 @@ export interface PgDbOptions {
   /** Pool size for the library's own work (default 4). */
   max?: number;
   /**
-   * The server ends a session left idle inside a transaction this long (`idle_in_transaction_session_timeout`, default
-   * 600,000 ms; 0: never). A client gone silent mid-transaction (a dead network path) would otherwise keep its locks,
-   * the relay's shard locks among them, until the kernel gives up on the connection (about 2 h on Linux). Keep it
-   * above the longest send a relay pass makes inside its transaction (Kafka's `message.timeout.ms`, 300 s by default).
+   * Server-side `statement_timeout` of each session (default 60,000 ms; 0 turns it off; a `statement_timeout`
+   * parameter of the connection string takes precedence, and likewise for the next option). The library's longest
+   * statements (a relay chunk read or delete, a purge batch, a migration of today's schema) take at most seconds, a
+   * chunk of large rows included; a statement that runs a minute waits on a lock something stuck holds. A long migration of your
+   * own can lift it for its transaction with `SET LOCAL statement_timeout = 0` (the client watchdog below still
+   * applies: run it on a `pgDb({ statementTimeoutMs: 0 })`).
    */
-  idleInTransactionMs?: number;
+  statementTimeoutMs?: number;
   /**
-   * A query not answered within this many ms fails on the client (`query_timeout`, default 600,000 ms; 0: never) and
-   * its connection is dropped: a pass, a claim or a redrive waiting on a silent connection ends instead of waiting for
-   * ever. TCP keepalive is on (first probe after 10 s) so a dead path is found even between queries.
+   * Server-side `idle_in_transaction_session_timeout` (default 60,000 ms; 0 turns it off): the server ends a session
+   * that sits in an open transaction this long without a statement, which releases its locks (a relay's shard locks)
+   * when the process froze or the network went silent. A relay pass is idle in its transaction while the broker
+   * acknowledges a chunk, and a consumer's transaction while your handler awaits something else: a wait longer than
+   * this ends the transaction (rolled back, retried; the relay's chunk is sent again, a duplicate consumers absorb).
+   */
+  idleInTransactionTimeoutMs?: number;
+  /**
+   * Client-side watchdog (node-postgres `query_timeout`): a query with no answer after this long is failed and its
+   * connection discarded, so a process whose connection went silent recovers instead of waiting for ever (TCP alone
+   * notices after many minutes). Default: `statementTimeoutMs` + 30,000 ms (off when that is 0); 0 turns it off.
    */
   queryTimeoutMs?: number;
+  /** Most time to open a connection, TLS and authentication included (default 10,000 ms; 0: no limit). */
+  connectionTimeoutMs?: number;
+  /**
+   * TCP keepalive's first probe after this much silence (default 10,000 ms; 0 turns keepalive off), so a dead peer
+   * of an idle connection is noticed (the later probes follow the operating system's interval and count).
+   */
+  keepAliveDelayMs?: number;
 }
 
-const defaultSilenceMs = 600_000;
-
-/** The pool settings that bound a silent connection (see `PgDbOptions`). */
-function silenceLimits(source: PgDbOptions): pg.PoolConfig {
-  const idle = source.idleInTransactionMs ?? defaultSilenceMs;
-  const query = source.queryTimeoutMs ?? defaultSilenceMs;
+/** The session and socket settings of a pool `pgDb` makes (see `PgDbOptions` for each default and why). */
+export function pgPoolConfig(options: PgDbOptions = {}): pg.PoolConfig {
+  const connectionString = options.connectionString ?? defaultDatabaseUrl();
+  // A connection string's own parameter (`?statement_timeout=0`, e.g. in DATABASE_URL for the CLI) is what
+  // node-postgres sends, over the option: the watchdog below follows it too.
+  const fromUrl = (name: string) => {
+    const value = URL.canParse(connectionString) ? new URL(connectionString).searchParams.get(name) : null;
+    return value === null ? undefined : Number(value);
+  };
+  const statementTimeout = fromUrl('statement_timeout') ?? options.statementTimeoutMs ?? 60_000;
+  const idleInTransaction =
+    fromUrl('idle_in_transaction_session_timeout') ?? options.idleInTransactionTimeoutMs ?? 60_000;
+  const queryTimeout = options.queryTimeoutMs ?? (statementTimeout > 0 ? statementTimeout + 30_000 : 0);
+  const keepAliveDelay = options.keepAliveDelayMs ?? 10_000;
+  const connectionTimeout = options.connectionTimeoutMs ?? 10_000;
+  const given = { statementTimeout, idleInTransaction, queryTimeout, connectionTimeout, keepAliveDelay };
+  for (const [name, value] of Object.entries(given)) {
+    if (!Number.isInteger(value) || value < 0 || value > 2 ** 31 - 1) {
+      throw invalidOptions(`${name}Ms`, 'an integer number of milliseconds in 0..2147483647');
+    }
+  }
   return {
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
-    ...(idle > 0 ? { idle_in_transaction_session_timeout: idle } : {}),
-    ...(query > 0 ? { query_timeout: query } : {}),
+    connectionString,
+    max: options.max ?? 4,
+    // node-postgres sends these as startup parameters: every session of the pool, and the LISTEN client, has them.
+    // A value of 0 (off) is left out, so the server's own setting applies.
+    ...(statementTimeout > 0 && { statement_timeout: statementTimeout }),
+    ...(idleInTransaction > 0 && { idle_in_transaction_session_timeout: idleInTransaction }),
+    ...(queryTimeout > 0 && { query_timeout: queryTimeout }),
+    connectionTimeoutMillis: connectionTimeout,
+    keepAlive: keepAliveDelay > 0,
+    keepAliveInitialDelayMillis: keepAliveDelay,
   };
 }
 
@@ -41,17 +80,13 @@ export function defaultDatabaseUrl(): string {
   return process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 }
 
-/** A Db on a PostgreSQL server through `pg` (node-postgres). Pass your own pool, or let it make one. */
+/**
+ * A Db on a PostgreSQL server through `pg` (node-postgres). Pass your own pool (its settings are kept as they are),
+ * or let it make one with the timeouts and keepalive of `PgDbOptions`.
+ */
 export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
   const ownsPool = !(source instanceof pg.Pool);
-  const pool =
-    source instanceof pg.Pool
-      ? source
-      : new pg.Pool({
-          connectionString: source.connectionString ?? defaultDatabaseUrl(),
-          max: source.max ?? 4,
-          ...silenceLimits(source),
-        });
+  const pool = source instanceof pg.Pool ? source : new pg.Pool(pgPoolConfig(source));
   // An idle client that loses its server emits 'error' on the pool; without a listener that would crash the process.
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
@@ -65,7 +100,8 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
       // A checked-out client whose server goes away emits 'error' (the pool only listens on idle ones): without this
       // listener that would crash the process. The failing query rejects as well, which is what the caller handles.
       const onError = (error: unknown) => {
-        broken = error;
+        // the server's coded reason comes first, then the socket's "Connection terminated": keep the reason
+        if (broken === undefined || sqlState(error) !== undefined) broken = error;
       };
       client.on('error', onError);
       try {
@@ -75,7 +111,10 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
         const committed = await client.query('COMMIT');
         if (committed.command !== 'COMMIT') throw transactionAborted(`COMMIT answered ${committed.command}`);
         return result;
-      } catch (error) {
+      } catch (thrown) {
+        // The server ended the session (its idle-in-transaction timeout: 25P03, a terminate: 57P01): node-postgres fails
+        // the next query only with "... is not queryable", no code; the server's own error came on 'error'. Throw that.
+        const error = sqlState(thrown) === undefined && sqlState(broken) !== undefined ? broken : thrown;
         await client.query('ROLLBACK').catch((rollbackError: unknown) => {
           broken = rollbackError;
         });

@@ -3,7 +3,7 @@ import type { Db, Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { decodeHeaders, encodeHeaders, storableText } from '../db/storable.ts';
 import { eventIdOfRecord, eventSourceOfRecord } from '../envelope/cloudevents.ts';
-import { EffectivelyError, ErrorCodes } from '../errors.ts';
+import { EffectivelyError, ErrorCodes, invalidOptions } from '../errors.ts';
 import type { FaultInjector } from '../observability/faults.ts';
 import { keyText, keyToSend } from '../transport/key.ts';
 import type { IncomingRecord, Producer } from '../transport/port.ts';
@@ -156,6 +156,15 @@ function toLetter(row: Row): DeadLetter {
   };
 }
 
+/**
+ * What a redrive takes: dead letters, or with `status: 'redriven'` letters redriven before (sent where no consumer
+ * reads them, say: the consumers' dedup rows make a second redrive safe). Discarded ones are a decision, never redriven.
+ */
+function redrivable(filter: DeadLetterFilter): DeadLetterStatus {
+  if (filter.status === 'discarded') throw invalidOptions('status', 'dead or redriven for a redrive, not discarded');
+  return filter.status ?? 'dead';
+}
+
 const isDb = (db: Queryable | Db): db is Db => typeof (db as Db).transaction === 'function';
 
 /** Runs `work` in a transaction when `db` can open one (a plain `Queryable` runs it as it is). */
@@ -180,7 +189,6 @@ export function deadLetterStore(options: { schema?: string } = {}) {
     return rows.map(toLetter);
   }
 
-  /** The ids of the dead letters `filter` matches, oldest first, read a page at a time. */
   /** The letters among `ids` older than a group's dedup retention, aged from their event's own time (see the SQL). */
   async function beyondRetention(db: Queryable, ids: string[]): Promise<{ id: string; keep_ms: string }[]> {
     const { rows: times } = await db.query<{ id: string; time: string | null }>(sql.eventTimes, [ids]);
@@ -212,6 +220,7 @@ export function deadLetterStore(options: { schema?: string } = {}) {
     return chunks;
   }
 
+  /** The ids of the letters `filter` matches (dead unless it says redriven), oldest first, a page at a time. */
   async function deadIds(db: Queryable, filter: DeadLetterFilter): Promise<string[]> {
     const limit = filter.limit ?? 1_000_000;
     const ids: string[] = [];
@@ -219,7 +228,7 @@ export function deadLetterStore(options: { schema?: string } = {}) {
     while (ids.length < limit) {
       const page = Math.min(idPage, limit - ids.length);
       const { rows } = await db.query<{ id: string }>(sql.listIds, [
-        'dead',
+        redrivable(filter),
         filter.consumer ?? null,
         filter.topic ?? null,
         filter.code ?? null,
@@ -247,9 +256,10 @@ export function deadLetterStore(options: { schema?: string } = {}) {
     tx: Queryable,
     producer: Producer,
     ids: string[],
+    status: DeadLetterStatus,
     options: RedriveOptions,
   ): Promise<DeadLetter[]> {
-    const { rows } = await tx.query<Row>(sql.lockDead, [ids]);
+    const { rows } = await tx.query<Row>(sql.lockDead, [ids, status]);
     if (rows.length === 0) return [];
     const letters = rows.map(toLetter);
     const records = letters.map((letter) => ({
@@ -261,7 +271,7 @@ export function deadLetterStore(options: { schema?: string } = {}) {
     if (producer.sendWithin && isDb(db) && producer.usesDb?.(db)) await producer.sendWithin(tx, records);
     else await producer.send(records);
     await options.faults?.('redrive:after-send');
-    await tx.query(sql.mark, [letters.map((letter) => letter.id), 'redriven']);
+    await tx.query(sql.mark, [letters.map((letter) => letter.id), 'redriven', status]);
     return letters;
   }
 
@@ -327,7 +337,8 @@ export function deadLetterStore(options: { schema?: string } = {}) {
      * Republishes dead letters to their original topic, unchanged (same key, headers and event id), chunk by chunk:
      * each chunk is sent, then marked redriven. Anything already applied is absorbed by the consumers' dedup rows; a
      * crash between a send and its mark only sends that chunk once more, absorbed the same way, and running the same
-     * redrive again resumes with the letters still dead. Refuses, unless `force`, letters older than their group's dedup
+     * redrive again resumes with the letters still dead. `filter.status: 'redriven'` redrives letters redriven before
+     * once more (sent where no consumer reads, say). Refuses, unless `force`, letters older than their group's dedup
      * retention (`EFF_REDRIVE_BEYOND_RETENTION`).
      */
     async redrive(
@@ -349,13 +360,14 @@ export function deadLetterStore(options: { schema?: string } = {}) {
           );
         }
       }
-      if (options.dryRun) return ids.length === 0 ? [] : list(db, { ids, limit: ids.length, status: 'dead' });
+      const status = redrivable(filter);
+      if (options.dryRun) return ids.length === 0 ? [] : list(db, { ids, limit: ids.length, status });
       const done: DeadLetter[] = [];
       const chunks = await steps(db, ids, options.chunkSize ?? 500, options.chunkBytes ?? 32 * 1024 * 1024);
       let sent = 0;
       for (const chunk of chunks) {
         if (options.signal?.aborted) break;
-        done.push(...(await inTransaction(db, (tx) => redriveChunk(db, tx, producer, chunk, options))));
+        done.push(...(await inTransaction(db, (tx) => redriveChunk(db, tx, producer, chunk, status, options))));
         sent += chunk.length;
         await options.onProgress?.(sent, ids.length);
       }

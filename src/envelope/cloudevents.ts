@@ -1,7 +1,7 @@
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../errors.ts';
 import type { IncomingRecord, OutgoingRecord } from '../transport/port.ts';
 import type { Event } from './event.ts';
-import { canonicalId, dedupKey, identityProblem } from './identity.ts';
+import { canonicalId, dedupKey, identityProblem, isSelfKeyedUuid } from './identity.ts';
 import {
   type DataEncoding,
   decodeStructured,
@@ -9,7 +9,6 @@ import {
   isStructuredRecord,
   peekAttribute,
 } from './structured.ts';
-import { isUuid } from './uuidv7.ts';
 import { parseVersion } from './version.ts';
 
 /**
@@ -187,15 +186,15 @@ export function eventIdOfRecord(record: IncomingRecord): string | null {
 }
 
 /**
- * The dedup key of a record in either mode (see `identity.ts`: a UUID id itself, otherwise a UUIDv5 over source + id),
+ * The dedup key of a record in either mode (see `identity.ts`: a v4/v7 UUID id itself, otherwise a UUIDv5 over source + id),
  * without decoding the rest; null when it has no valid id (or a non-UUID id without a valid source). The key a dead
  * letter and a key hold store, equal to `dedupKeyOf(decodeEvent(record))` for a record that decodes.
  */
 export function eventKeyOfRecord(record: IncomingRecord): string | null {
   const id = identityAttribute(record, 'id');
   if (id === null) return null;
-  // A UUID id is its own key whatever the source (the key of earlier versions); only other ids need the source.
-  const source = isUuid(id) ? '' : identityAttribute(record, 'source');
+  // A v4 or v7 UUID is its own key whatever the source (see identity.ts); only other ids need the source.
+  const source = isSelfKeyedUuid(id) ? '' : identityAttribute(record, 'source');
   return source === null ? null : dedupKey(source, id);
 }
 

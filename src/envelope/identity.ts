@@ -7,13 +7,16 @@ import { isUuid } from './uuidv7.ts';
  * Consumers deduplicate on a **dedup key** derived from it, a UUID, so `processed_events.event_id` (and the other
  * `event_id` columns) keep their type, size and index:
  *
- * - an id that is a UUID (8-4-4-4-12 hex digits, any case) is its own key, lowercased, whatever the source. That is the
- *   key every earlier version wrote, so an event applied before an upgrade stays a duplicate after it; and a UUID is
- *   unique on its own (RFC 9562), so the same UUID from two sources is taken for one event republished (a bridge, a
- *   redrive from another service). See docs/cloudevents.md for this choice;
- * - any other id (`order-2026-000123`, `evt_…`, `42`) gets a name-based UUID (version 5, SHA-1) in the namespace
- *   `eventIdentityNamespace` over the name `<byte length of source>:<source><id>` (UTF-8). The length prefix makes the
- *   name unambiguous whatever the two strings contain, so `("/a", "1")` and `("/b", "1")` are two events.
+ * - an id that is a random or time-and-random UUID (RFC 9562 variant, version 4 or 7; any case) is its own key,
+ *   lowercased, whatever the source. Such a UUID is unique on its own, so the same one from two sources is one event
+ *   republished (a bridge, a redrive from another service); and it is the key every earlier version wrote for the
+ *   library's own events (UUIDv7), so they stay duplicates across an upgrade. See docs/cloudevents.md;
+ * - any other id gets a name-based UUID (version 5, SHA-1) in the namespace `eventIdentityNamespace` over the name
+ *   `<byte length of source>:<source><id>` (UTF-8). That includes UUIDs nothing makes unique alone: name-based ones
+ *   (v3, v5: two producers hashing the same name get the same id), the nil and max UUIDs, v1/v6 (a clock and a node
+ *   field a producer may fill as it likes), v8 and other variants; their id is lowercased first (UUIDs ignore case).
+ *   The length prefix makes the name unambiguous whatever the two strings contain, so `("/a", "1")` and `("/b", "1")`
+ *   are two events.
  */
 export const eventIdentityNamespace = 'e3c18c83-be5d-57a7-a4e5-f80cb14e353f';
 
@@ -34,10 +37,18 @@ export function uuidv5(namespace: string, name: string | Uint8Array): string {
   return formatUuid(hash.subarray(0, 16));
 }
 
+const selfKeyedUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[47][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+/** True for a UUID trusted as its own dedup key: RFC 9562 variant, version 4 (random) or 7 (time and random). */
+export function isSelfKeyedUuid(id: string): boolean {
+  return selfKeyedUuid.test(id);
+}
+
 /** The dedup key of the event `id` from `source` (see the module's comment for the rule). */
 export function dedupKey(source: string, id: string): string {
-  if (isUuid(id)) return id.toLowerCase();
-  return uuidv5(eventIdentityNamespace, `${Buffer.byteLength(source, 'utf8')}:${source}${id}`);
+  const canonical = canonicalId(id);
+  if (isSelfKeyedUuid(canonical)) return canonical;
+  return uuidv5(eventIdentityNamespace, `${Buffer.byteLength(source, 'utf8')}:${source}${canonical}`);
 }
 
 /** The dedup key of a decoded event: what `processed_events`, dead letters and key holds store for it. */

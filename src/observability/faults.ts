@@ -9,6 +9,8 @@ export type FaultPoint =
   | 'consumer:before-db-commit'
   /** The consumer's database transaction committed; the offsets are not yet committed to the broker. */
   | 'consumer:after-db-commit'
+  /** A parked record failed in the key-order drain: its transaction rolled back, it is not yet given up on. */
+  | 'drain:after-rollback'
   /** A redrive chunk was acknowledged by the broker; its dead letters are not yet marked redriven. */
   | 'redrive:after-send';
 

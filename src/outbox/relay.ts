@@ -11,6 +11,7 @@ import { notifyChannel } from './outbox.ts';
 import { producerSlot } from './producer-slot.ts';
 import { publishChunk } from './publish-chunk.ts';
 import { classifySendFailure, storableText } from './refusal.ts';
+import { type RelayStats, relayWatch } from './relay-stats.ts';
 import { defaultShards } from './shard.ts';
 import { ensureShards, shardsMismatch } from './shards-setting.ts';
 
@@ -68,6 +69,10 @@ export interface Relay {
   start(): Promise<void>;
   /** Publishes until the outbox is empty (or `timeoutMs` passes); returns how many rows it published. */
   drain(timeoutMs?: number): Promise<number>;
+  /** True from a resolved `start()` until `close()`: for a liveness check. */
+  isRunning(): boolean;
+  /** Published and refused since start, and failing passes in a row (0 when healthy): for a readiness check. */
+  stats(): RelayStats;
   close(options?: CloseOptions): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -112,6 +117,7 @@ export function createRelay(options: RelayOptions): Relay {
   const passWarnMs = options.passWarnMs ?? 60_000;
   if (!(passWarnMs > 0 && passWarnMs <= 2 ** 31 - 1)) throw invalidOptions('passWarnMs', 'a positive number of ms');
   const logger = options.logger ?? stderrLogger;
+  const watch = relayWatch(logger);
   const { db } = options;
   const producers = producerSlot(options, logger);
   const sql = loadSqlSet(
@@ -235,6 +241,7 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   function report(result: { published: number; refused: RefusedEvent[] }): void {
+    watch.passed(result);
     if (result.published > 0) options.onPublished?.(result.published);
     for (const refused of result.refused) {
       try {
@@ -260,6 +267,7 @@ export function createRelay(options: RelayOptions): Relay {
         report(result);
       } catch (error) {
         if (stop.signal.aborted) return;
+        watch.failed(error);
         logger.error('relay pass failed; retrying', errorFields(error));
         await sleep(errorBackoffMs, stop.signal);
         continue;
@@ -293,6 +301,7 @@ export function createRelay(options: RelayOptions): Relay {
           });
         }
         loop = run();
+        watch.started({ schema, shards, listen: unlisten !== undefined });
       })();
       // A start that failed (the database or the broker down) can be tried again on the same relay.
       const attempt = starting;
@@ -321,6 +330,7 @@ export function createRelay(options: RelayOptions): Relay {
     },
     close({ timeoutMs = 10_000 } = {}) {
       closing ??= (async () => {
+        watch.closed();
         stop.abort();
         wake?.();
         await starting?.catch(() => undefined);
@@ -330,6 +340,8 @@ export function createRelay(options: RelayOptions): Relay {
       })();
       return closing;
     },
+    isRunning: watch.isRunning,
+    stats: watch.stats,
     [Symbol.asyncDispose]() {
       return relay.close();
     },

@@ -51,14 +51,11 @@ export async function changeShards(db: Db, options: { schema?: string; shards: n
   const schema = librarySchema(options.schema);
   const { shards } = options;
   if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw invalidOptions('shards', 'an integer in 1..1024');
-  const sql = loadSqlSet(import.meta.url, { change: 'shards-change.sql', lock: 'shards-lock.sql' }, schema);
+  const sql = loadSqlSet(import.meta.url, { change: 'shards-change.sql' }, schema);
   await db.transaction(async (tx) => {
-    // First the stored count, FOR UPDATE: it waits for every writer that read it (FOR SHARE, in enqueue) to end, and
-    // a writer reading it from now on waits for this change, then reads the new count, or fails (40001) when its
-    // REPEATABLE READ or SERIALIZABLE snapshot predates it. Taken before the table lock, so a writer holding both its
-    // row lock and the outbox's ROW EXCLUSIVE cannot deadlock with this transaction.
-    await tx.query(sql.lock);
-    // Writers wait (their INSERT needs ROW EXCLUSIVE) until the new count is committed, then are checked against it.
+    // Writers wait (their INSERT needs ROW EXCLUSIVE) until the new count is committed, then are checked against it:
+    // at read committed their statement's snapshot is taken after the wait; at repeatable read or serializable their
+    // snapshot may be older, and enqueue.sql reads the count FOR SHARE, which fails with 40001 once this commits.
     await tx.query(`LOCK TABLE ${schema}.outbox, ${schema}.outbox_refused IN SHARE MODE`);
     const { rows } = await tx.query<{ waiting: string }>(sql.change, [shards]);
     const waiting = Number(rows[0]?.waiting ?? 0);

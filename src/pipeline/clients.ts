@@ -49,6 +49,9 @@ export function pipelineProducer(kafka: Kafka, settings: PipelineSettings): Clie
         : {}),
     },
     'linger.ms': 5,
+    // What the library's own producer allows (the client's default is 1,000,000 bytes): the broker or the topic decides
+    // what is too large, and a refusal of one input's write is bisected down to that input's dead letter.
+    'message.max.bytes': 16 * 1024 * 1024,
     ...settings.kafka.rdkafka,
   });
 }

@@ -1,6 +1,7 @@
 import { isRetriableCommit } from '../transport/kafka/txn-errors.ts';
 import type { ClientConsumer, ClientProducer } from './clients.ts';
 import type { TopicMessages } from './messages.ts';
+import { causeOf } from './refusals.ts';
 import type { PipelineFailure, PipelineFaultInjector } from './types.ts';
 
 export interface BatchWrite {
@@ -29,6 +30,22 @@ async function step<T>(name: PipelineFailure['step'], work: () => Promise<T>): P
 
 const commitTries = 3;
 
+/**
+ * Sends every message, one client `send` each (the same produce calls, in the same order, as one `sendBatch`), and
+ * waits for every delivery report: a failed send throws the report that says why (a record's refusal), where
+ * `sendBatch` rejects with the first report to come, often another record's `ERR__PURGE_QUEUE`.
+ */
+async function sendAll(producer: ClientProducer, topicMessages: TopicMessages[]): Promise<void> {
+  const sends = topicMessages.flatMap(({ topic, messages }) =>
+    // A copy: the client's send rewrites the message it is given (headers, partition), and a bisection sends it again.
+    messages.map((message) => producer.send({ topic, messages: [{ ...message }] })),
+  );
+  const errors = (await Promise.allSettled(sends)).flatMap((result) =>
+    result.status === 'rejected' ? [result.reason as unknown] : [],
+  );
+  if (errors.length > 0) throw causeOf(errors);
+}
+
 /** One Kafka transaction: outputs (and dead letters), then the input offsets with the group's metadata, then commit. */
 export async function commitExactlyOnce(
   producer: ClientProducer,
@@ -37,8 +54,7 @@ export async function commitExactlyOnce(
   faults: PipelineFaultInjector | undefined,
 ): Promise<void> {
   await step('begin', () => producer.transaction());
-  if (write.topicMessages.length > 0)
-    await step('send', () => producer.sendBatch({ topicMessages: write.topicMessages }));
+  if (write.topicMessages.length > 0) await step('send', () => sendAll(producer, write.topicMessages));
   await faults?.('pipeline:after-send');
   const { topic, partition, offset } = write.next;
   // `consumer` (not a group id): the client passes the consumer's group metadata (member id, generation, instance
@@ -71,8 +87,7 @@ export async function commitAtLeastOnce(
   write: BatchWrite,
   faults: PipelineFaultInjector | undefined,
 ): Promise<void> {
-  if (write.topicMessages.length > 0)
-    await step('send', () => producer.sendBatch({ topicMessages: write.topicMessages }));
+  if (write.topicMessages.length > 0) await step('send', () => sendAll(producer, write.topicMessages));
   await faults?.('pipeline:after-send');
   const commit = consumer.commitOffsets([write.next]);
   commit.catch(() => undefined);

@@ -4,12 +4,13 @@ import { sleep } from '../observability/sleep.ts';
 import { recordsOf } from '../transport/kafka/headers.ts';
 import { errorCode, errorCodeName, txnErrorKind } from '../transport/kafka/txn-errors.ts';
 import { partitionId } from '../transport/position.ts';
+import { type Bisecting, commitBisecting } from './bisect.ts';
 import { type ClientProducer, pipelineConsumer, pipelineKafka, pipelineProducer } from './clients.ts';
-import { type BatchWrite, commitAtLeastOnce, commitExactlyOnce, StepError } from './commit.ts';
+import { commitAtLeastOnce, commitExactlyOnce, StepError } from './commit.ts';
 import { byTopic } from './messages.ts';
 import { resolveOptions } from './options.ts';
 import { rewind } from './rewind.ts';
-import { transformBatch } from './transform.ts';
+import { type Part, transformBatch } from './transform.ts';
 import type { Pipeline, PipelineFailure, PipelineOptions, PipelineRecord, PipelineStats } from './types.ts';
 
 /**
@@ -34,8 +35,11 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
   /** The first offset read from each partition since start: where to go back to while nothing is committed. */
   const firstOffsets = new Map<string, string>();
-  /** Failed batches in a row: the retry waits longer each time (an outage, a missing topic), up to 5 s. */
-  let failuresInRow = 0;
+  /**
+   * Per partition, its failed batches in a row: its retry waits longer each time (an outage, a missing topic), up to
+   * 5 s. Per partition, so another partition's success does not reset it into a hot loop.
+   */
+  const failuresInRow = new Map<string, number>();
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
   const stopped = () => closing !== undefined;
@@ -92,31 +96,49 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     } catch (callbackError) {
       settings.logger.error('pipeline: onFailure threw', errorFields(callbackError));
     }
-    failuresInRow += 1;
-    if (failuresInRow > 1) await sleep(Math.min(5000, 100 * 2 ** (failuresInRow - 2)));
+    const key = partitionId(position);
+    const failures = (failuresInRow.get(key) ?? 0) + 1;
+    failuresInRow.set(key, failures);
+    if (failures > 1) await sleep(Math.min(5000, 100 * 2 ** (failures - 2)));
     await rewind(consumer, position, stopped);
+  }
+
+  /** One partition's batch: its transactions (one, or more when a refusal of one input is bisected). */
+  function bisecting(resolveOffset: (offset: string) => void): Bisecting {
+    return {
+      settings,
+      logger: settings.logger,
+      commit: (parts: Part[]) => {
+        const last = parts.at(-1)!.record;
+        const next = { topic: last.topic, partition: last.partition, offset: String(BigInt(last.offset) + 1n) };
+        const write = { topicMessages: byTopic(parts.flatMap((part) => part.items)), next };
+        return (exactlyOnce ? commitExactlyOnce : commitAtLeastOnce)(producer, consumer, write, settings.faults);
+      },
+      abort: async () => {
+        if (!exactlyOnce || !producer.isActive()) return;
+        await producer.abort().catch(() => replaceProducer());
+      },
+      committed: (parts: Part[]) => {
+        resolveOffset(parts.at(-1)!.record.offset);
+        stats.transactions += 1;
+        stats.committedInputs += parts.length;
+        for (const part of parts) {
+          if (part.letter) stats.deadLettered += 1;
+          else stats.outputs += part.items.length;
+        }
+      },
+    };
   }
 
   async function handleBatch(records: PipelineRecord[], resolveOffset: (offset: string) => void) {
     const first = records[0];
-    const last = records.at(-1);
-    if (!first || !last) return;
+    if (!first) return;
     const key = partitionId(first);
     if (!firstOffsets.has(key)) firstOffsets.set(key, first.offset);
     const position = { topic: first.topic, partition: first.partition, firstOffset: firstOffsets.get(key)! };
     try {
-      const transformed = await transformBatch(settings, records);
-      const write: BatchWrite = {
-        topicMessages: byTopic(transformed.items),
-        next: { topic: first.topic, partition: first.partition, offset: String(BigInt(last.offset) + 1n) },
-      };
-      await (exactlyOnce ? commitExactlyOnce : commitAtLeastOnce)(producer, consumer, write, settings.faults);
-      resolveOffset(last.offset);
-      failuresInRow = 0;
-      stats.transactions += 1;
-      stats.committedInputs += records.length;
-      stats.outputs += transformed.outputs;
-      stats.deadLettered += transformed.deadLettered;
+      await commitBisecting(bisecting(resolveOffset), await transformBatch(settings, records));
+      failuresInRow.delete(key);
     } catch (error) {
       await recover(error, position);
     }

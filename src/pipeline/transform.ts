@@ -1,6 +1,5 @@
 import { isPermanent, type PermanentErrors } from '../consumer/classify.ts';
-import { RetryHeaders } from '../consumer/retry-topics.ts';
-import { EffectivelyError, ErrorCodes } from '../errors.ts';
+import { deadLetter, type LetterCause, type LetterForm } from './dead-letter.ts';
 import type { ClientMessage } from './messages.ts';
 import { toClientMessage } from './messages.ts';
 import type { PipelineOutput, PipelineRecord, Transform } from './types.ts';
@@ -13,32 +12,26 @@ export interface TransformSettings {
   permanent: PermanentErrors;
 }
 
-export interface TransformedBatch {
+/**
+ * What one input writes in its batch's transaction: its outputs, or its dead letter (with what made it one and the form
+ * it is in, so a letter its topic refuses can be written again smaller).
+ */
+export interface Part {
+  record: PipelineRecord;
   items: { topic: string; message: ClientMessage }[];
-  outputs: number;
-  deadLettered: number;
+  /** Set when `items` is the input's dead letter. */
+  letter?: { cause: LetterCause; form: LetterForm };
 }
 
-const maxText = 2000;
-
-/** The input as it came, with the dead-letter headers the rest of the library reads (`effectively dlq`, redrive). */
-function deadLetter(record: PipelineRecord, error: unknown, attempts: number): ClientMessage {
-  const failure = error instanceof Error ? error : new Error(String(error));
-  const headers: Record<string, Buffer> = { ...record.headers };
-  const text = (name: string, value: string) => {
-    headers[name] = Buffer.from(value.slice(0, maxText), 'utf8');
-  };
-  text(RetryHeaders.originalTopic, record.topic);
-  text(RetryHeaders.originalPartition, String(record.partition));
-  text(RetryHeaders.originalOffset, record.offset);
-  text(RetryHeaders.originalTimestamp, String(record.timestamp));
-  text(RetryHeaders.firstFailedAt, String(Date.now()));
-  text(RetryHeaders.attempt, String(attempts));
-  text(RetryHeaders.errorClass, failure.name);
-  text(RetryHeaders.errorCode, error instanceof EffectivelyError ? error.code : ErrorCodes.EFF_HANDLER_FAILED);
-  text(RetryHeaders.errorMessage, failure.message);
-  text(RetryHeaders.errorStack, failure.stack ?? '');
-  return { key: record.key, value: record.value, headers };
+/** The dead letter of `record`, in `form`, as its part of the batch. */
+export function letterPart(
+  settings: Pick<TransformSettings, 'deadLetterTopic'>,
+  record: PipelineRecord,
+  cause: LetterCause,
+  form: LetterForm = 'whole',
+): Part {
+  const message = deadLetter(record, cause, form);
+  return { record, items: [{ topic: settings.deadLetterTopic(record), message }], letter: { cause, form } };
 }
 
 async function outputsOf(settings: TransformSettings, record: PipelineRecord) {
@@ -53,29 +46,23 @@ async function outputsOf(settings: TransformSettings, record: PipelineRecord) {
 }
 
 /**
- * Runs the transform over one batch, in order. A poison input becomes one dead letter in the same batch (so in the
- * same transaction): it never blocks the partition and is never lost. Retries are immediate and in memory: a
- * transform is a pure mapping here; slow external calls belong in a consumer with its own retry policy.
+ * Runs the transform over one batch, in order: one part per input. A poison input becomes one dead letter in the same
+ * batch (so in the same transaction): it never blocks the partition and is never lost. Retries are immediate and in
+ * memory: a transform is a pure mapping here; slow external calls belong in a consumer with its own retry policy.
  */
-export async function transformBatch(
-  settings: TransformSettings,
-  records: readonly PipelineRecord[],
-): Promise<TransformedBatch> {
-  const batch: TransformedBatch = { items: [], outputs: 0, deadLettered: 0 };
+export async function transformBatch(settings: TransformSettings, records: readonly PipelineRecord[]): Promise<Part[]> {
+  const parts: Part[] = [];
   for (const record of records) {
     for (let attempt = 1; ; attempt++) {
       try {
-        const items = await outputsOf(settings, record);
-        batch.items.push(...items);
-        batch.outputs += items.length;
+        parts.push({ record, items: await outputsOf(settings, record) });
         break;
       } catch (error) {
         if (attempt < settings.maxAttempts && !isPermanent(error, settings.permanent)) continue;
-        batch.items.push({ topic: settings.deadLetterTopic(record), message: deadLetter(record, error, attempt) });
-        batch.deadLettered += 1;
+        parts.push(letterPart(settings, record, { error, attempts: attempt }));
         break;
       }
     }
   }
-  return batch;
+  return parts;
 }

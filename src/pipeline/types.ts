@@ -119,7 +119,12 @@ export interface PipelineStats {
 export interface Pipeline extends AsyncDisposable {
   /** Connects, joins the group and starts the loop; resolves once it runs. Idempotent. */
   start(): Promise<void>;
-  /** Finishes the batch in flight (commit or abort), then leaves the group and disconnects. Idempotent. */
+  /**
+   * Finishes the batch in flight (commit or abort) and disconnects. Idempotent. It does not leave the group: the
+   * consumer is a static member (`group.instance.id` is the transactional id), and Kafka keeps a static member's
+   * partitions for it until its session expires (`sessionTimeoutMs`). A restart with the same `transactionalId` takes
+   * them back at once; a pipeline stopped for good hands them to the others only after that timeout.
+   */
   close(): Promise<void>;
   stats(): PipelineStats;
 }

@@ -101,7 +101,10 @@ export interface ConsumerOptions {
    */
   partitionsInFlight?: number;
   onAssign?: (partitions: TopicPartition[]) => void;
-  /** Called before partitions go; the transport waits for the returned promise (the in-flight batch). */
+  /**
+   * Called when partitions' assignment ends, after their batches in flight: before they go at a revoke, or once a lost
+   * lease dropped them (the embedded log); the transport waits for the returned promise.
+   */
   onRevoke?: (partitions: TopicPartition[]) => Promise<void>;
 }
 

@@ -116,6 +116,11 @@ for (const under of transportsUnderTest) {
         letters.map((letter) => [Number(letter.offset), letter.code]),
         done.map((n) => [n, 'EFF_TX_ABORTED']),
       );
+      // it fails the same way every time: dead-lettered at its first failure, not after maxAttempts (2)
+      assert.deepEqual(
+        letters.map((letter) => letter.attempts),
+        done.map(() => 1),
+      );
       assert.match(letters[0]!.reason, /savepoint/);
     });
 

@@ -10,7 +10,7 @@ import type { ConsumerOptions } from '../../src/consumer/options.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { pgDb } from '../../src/db/pg.ts';
 import type { Db } from '../../src/db/port.ts';
-import { deadLetterStore } from '../../src/deadletter/store.ts';
+import { type DeadLetter, deadLetterStore } from '../../src/deadletter/store.ts';
 import { encodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
@@ -107,6 +107,13 @@ function idHash(record: OutgoingRecord): string | undefined {
   return id === undefined ? undefined : createHash('md5').update(id, 'utf8').digest('hex');
 }
 
+/** The dead letter kept for the corpus entry `what` (it must be one). */
+function letterOf(dead: Map<string, DeadLetter>, entries: [string, OutgoingRecord][], what: string): DeadLetter {
+  const letter = dead.get(String(entries.findIndex(([name]) => name === what)));
+  assert.ok(letter, `${what}: a dead letter`);
+  return letter;
+}
+
 for (const under of transportsUnderTest) {
   describe(`hostile input: ${under.name}`, () => {
     let transport: Transport;
@@ -200,15 +207,25 @@ for (const under of transportsUnderTest) {
     test('every hostile record is applied or a typed dead letter; the control record after them is applied', async (t) => {
       if (!available) return t.skip(`${under.name} is not reachable`);
       const { dead, entries } = await run(t, {});
-      // The bytes of a dead letter come back whole: the NUL header name and the invalid UTF-8 key.
-      const index = entries.findIndex(([what]) => what === 'NUL in ce_id');
-      const letter = dead.get(String(index));
-      if (letter) assert.equal(letter.headers.ce_id?.toString('utf8'), `a${NUL}b`);
+      // The bytes of a dead letter come back whole: a NUL and invalid UTF-8 in the id header (both are dead letters).
+      assert.deepEqual(letterOf(dead, entries, 'NUL in ce_id').headers.ce_id, Buffer.from(`a${NUL}b`));
+      assert.deepEqual(letterOf(dead, entries, 'invalid UTF-8 in ce_id').headers.ce_id, badUtf8);
     });
 
     test('the same corpus through retry topics: reasons that come back in headers are stored too', async (t) => {
       if (!available) return t.skip(`${under.name} is not reachable`);
-      await run(t, { retryTopics: { delaysMs: [50] } });
+      const { dead, entries } = await run(t, { retryTopics: { delaysMs: [50] } });
+      // Records the handler failed on went through the retry topic (attempt 2) and died there: the reason stored is the
+      // one the forwarding headers carried back, not a placeholder.
+      for (const [what, reason] of [
+        ['NUL in a JSON string bound for jsonb', /unsupported Unicode escape sequence/],
+        ['a lone surrogate escape bound for jsonb', /invalid input syntax for type json/],
+        ['JSON nested 5,000 deep', /^RangeError: Maximum call stack size exceeded/],
+      ] as const) {
+        const letter = letterOf(dead, entries, what);
+        assert.deepEqual([letter.code, letter.attempts], ['EFF_HANDLER_FAILED', 2], what);
+        assert.match(letter.reason, reason, what);
+      }
     });
   });
 }

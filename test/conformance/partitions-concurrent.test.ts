@@ -114,9 +114,6 @@ async function settle(done: { size: number }, want: number, quietMs: number, tim
   }
 }
 
-/** Commit requests the transport sent in the first flood case (the twin is held against it). */
-let transportRequests = 0;
-
 /** Records of the commit-flood cases: one batch (and, naively, one commit request) each. */
 const FLOOD_RECORDS = 12_000;
 const FLOOD_PARTITIONS = 3;
@@ -160,6 +157,7 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
       await drop();
     });
     // Every request the transport hands the client, counted where it hands it over.
+    let transportRequests = 0;
     const client = (consumer as unknown as { clientConsumer: { commitOffsets: (...args: unknown[]) => Promise<void> } })
       .clientConsumer;
     const commitOffsets = client.commitOffsets.bind(client);
@@ -222,17 +220,16 @@ describe('several partitions in flight: offset commits (Kafka transport)', () =>
     });
     const deadline = Date.now() + 60_000;
     while (lost.length === 0 && handled < FLOOD_RECORDS && Date.now() < deadline) await sleep(100);
-    if (lost.length === 0) await sleep(2 * SESSION_MS); // a member starved of heartbeats loses its partitions meanwhile
+    // Done early, or not: a member starved of heartbeats loses its partitions within a session after the flood.
+    const sessionLater = Date.now() + 2 * SESSION_MS;
+    while (!lost.includes(true) && Date.now() < sessionLater) await sleep(100);
     t.diagnostic(
-      `handled ${handled} of ${FLOOD_RECORDS}; ${naiveRequests} commit requests (the transport: ${transportRequests}); assignment lost: ${lost.includes(true)}`,
+      `handled ${handled} of ${FLOOD_RECORDS}; ${naiveRequests} commit requests; assignment lost: ${lost.includes(true)}`,
     );
-    // Whether the coordinator falls behind depends on the broker's speed: on this shared machine it answered ~170
-    // commits/s and the member lost its session; a faster broker keeps up. What always holds is the cause: a request
-    // per batch, an order of magnitude more than the transport sends for the same batches.
-    assert.ok(
-      lost.includes(true) || naiveRequests >= 10 * Math.max(1, transportRequests),
-      'expected the assignment lost, or at least a commit request per batch (ten times as many as the transport)',
-    );
+    // Whether the coordinator falls behind depends on the broker's speed: on this shared machine it answers ~170
+    // commits/s and the member loses its session. On a broker fast enough to keep up this twin fails: it cannot show
+    // the hazard there (it used to pass on the count of requests, which is one per batch by construction).
+    assert.ok(lost.includes(true), `expected the assignment lost under ${naiveRequests} commit requests`);
   });
 });
 

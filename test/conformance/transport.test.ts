@@ -151,22 +151,32 @@ for (const under of transportsUnderTest) {
 
     test('pause holds a partition, resume releases it, seek rewinds it', async (t) => {
       if (!skipUnless(t)) return;
-      const name = await topic();
+      const name = await topic(2);
       await send(Array.from({ length: 5 }, (_, i) => record(name, 'k', String(i))));
       const { consumer, seen } = await collect(name, randomName('g'));
       await eventually(async () => seen.length === 5, 30_000, 'first five');
-      consumer.pause([{ topic: name, partition: 0 }]);
+      const partition = seen[0]!.partition;
+      const ofK = () => seen.filter((r) => r.key?.toString() === 'k').map((r) => r.value!.toString());
+      consumer.pause([{ topic: name, partition }]);
       await send(Array.from({ length: 3 }, (_, i) => record(name, 'k', String(5 + i))));
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      assert.equal(seen.length, 5, 'nothing delivered while paused');
-      consumer.resume([{ topic: name, partition: 0 }]);
-      await eventually(async () => seen.length === 8, 30_000, 'the three after resume');
-      consumer.seek({ topic: name, partition: 0, offset: '6' });
-      await eventually(async () => seen.length === 10, 30_000, 'the two after seek');
-      assert.deepEqual(
-        seen.map((r) => r.value!.toString()),
-        ['0', '1', '2', '3', '4', '5', '6', '7', '6', '7'],
+      // Sent after those: markers on twenty keys, some on the other partition. One of them delivered proves the
+      // consumer fetched and delivered meanwhile: had the pause not held, the three sent before would have come too.
+      await send(Array.from({ length: 20 }, (_, i) => record(name, `m${i}`, `m${i}`)));
+      await eventually(
+        async () => seen.some((r) => r.partition !== partition),
+        30_000,
+        'a marker of the other partition',
       );
+      assert.deepEqual(
+        seen.filter((r) => r.partition === partition).length,
+        5,
+        'nothing of the paused partition delivered while paused',
+      );
+      consumer.resume([{ topic: name, partition }]);
+      await eventually(async () => ofK().length === 8, 30_000, 'the three after resume');
+      consumer.seek({ topic: name, partition, offset: '6' });
+      await eventually(async () => ofK().length === 10, 30_000, 'the two after seek');
+      assert.deepEqual(ofK(), ['0', '1', '2', '3', '4', '5', '6', '7', '6', '7']);
     });
 
     test('two members of one group share the partitions and together read everything once', async (t) => {
@@ -197,9 +207,28 @@ for (const under of transportsUnderTest) {
     test('an empty topic gives empty polls, no batches and no errors', async (t) => {
       if (!skipUnless(t)) return;
       const name = await topic();
-      const { seen } = await collect(name, randomName('g'));
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      assert.equal(seen.length, 0);
+      // Every batch counted, empty or not.
+      const batches: number[] = [];
+      let assigned = 0;
+      await collect(
+        name,
+        randomName('g'),
+        async (batch, control) => {
+          batches.push(batch.records.length);
+          const last = batch.records.at(-1);
+          if (last) control.resolve(last.offset);
+        },
+        {
+          onAssign: (n) => {
+            assigned += n;
+          },
+        },
+      );
+      await eventually(async () => assigned > 0, 30_000, 'the partition assigned');
+      // The consumer polls the empty partition meanwhile; the one record sent then shows it would have seen a batch.
+      await send([record(name, 'k', 'marker')]);
+      await eventually(async () => batches.length > 0, 30_000, 'the marker');
+      assert.deepEqual(batches, [1], 'no batch before the marker, empty or not');
     });
 
     test('close waits for the batch in flight', async (t) => {

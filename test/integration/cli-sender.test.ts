@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { startEmailProvider } from '../../examples/email-provider/server.ts';
 import { createEffects, type Effect } from '../../src/effects/ledger.ts';
-import { cli, runCli } from '../support/cli.ts';
+import { cli, cliEnv, runCli } from '../support/cli.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
@@ -32,6 +32,7 @@ test('sender sends each scheduled effect exactly once, prints its stats on SIGTE
 
   const args = ['sender', '--url', `${provider.url}/emails`, '--body', 'payload', '--schema', schema];
   const child = spawn(process.execPath, [cli, ...args, '--kinds', 'email', '--rate', '50', '--concurrency', '2'], {
+    env: cliEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

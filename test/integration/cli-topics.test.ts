@@ -32,6 +32,8 @@ test('topics create: missing topics are created with the partitions asked, exist
   // again, with another topic and another count: the existing one keeps its 3 partitions
   const again = await run('create', first, second, '--partitions', '2');
   assert.equal(again.code, 0, again.out);
+  assert.match(again.out, new RegExp(`topics: created ${second} \\(2 partitions\\)`));
+  assert.match(again.out, new RegExp(`topics: ${first} existed with 3 partitions \\(not 2`));
   assert.equal((await admin.endOffsets(first)).length, 3);
   assert.equal((await admin.endOffsets(second)).length, 2);
   for (const bad of [

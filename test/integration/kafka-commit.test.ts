@@ -131,7 +131,12 @@ test('revoke sends the last noted positions before the partitions go: the member
   assert.equal(first.counts.duplicate + next.counts.duplicate, 0, 'nothing redelivered');
 });
 
-test('naive twin: a position committed before its database commit skips records after a crash', async (t) => {
+// Not a twin of the library's code: the order "database first, then the position" is the caller's, and here the
+// caller is this test. What it shows is why the caller must keep that order: the transport sends what it is given.
+// The library's caller (the consumer) is held to that order by test/integrity/crash-points.test.ts ("consumer killed
+// mid-batch, before the DB commit"), which fails (lost 1) when the consumer notes the position before its database
+// commit.
+test('the caller, not the transport, keeps the order: a position committed before its database commit skips records after a crash', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
   const s = await setup(t);
   let crashed = false;

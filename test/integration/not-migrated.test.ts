@@ -50,7 +50,7 @@ test('not migrated: the CLI prints one coded line naming migrate, no stack', asy
   assert.equal(result.code, 1);
   assert.match(
     result.stderr,
-    new RegExp(`^effectively: EFF_NOT_MIGRATED: .*npx effectively migrate --schema ${schema}`),
+    new RegExp(`^effectively: EFF_NOT_MIGRATED: .*npx effectively migrate --schema ${schema}`, 'm'),
   );
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
 });

@@ -2,6 +2,9 @@
 // taken at INSERT, not at COMMIT. Two transactions writing one key at once can commit in the other order, and the
 // relay cannot know a lower seq is still to come. The documented rule (docs/relay.md): serialize the writers of one
 // key on the aggregate's row (SELECT ... FOR UPDATE before enqueueing). The naive twin shows what it prevents.
+// The lock is the application's part; the library's, tested here, is the relay's: it publishes nothing of a transaction
+// still open, and the rows visible together in one pass in seq order (the serialized writers' two rows go out in one
+// pass, so their order is the relay's, not the test's: with the relay's fetch ordered by seq descending it fails).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Queryable } from '../../src/db/port.ts';
@@ -72,8 +75,10 @@ test('writers of one key serialized on the aggregate row: the relay publishes th
   const two = writer(2, true, Promise.resolve(), progress);
   await relay.drain(2000);
   assert.deepEqual(progress, ['enqueued 1'], 'the second writer waits for the first');
+  assert.deepEqual(await published(), [], 'nothing of the open transaction was published');
   first.open();
   await Promise.all([one, two]);
+  // Both rows are visible together now, and one pass publishes them: in seq order.
   await relay.drain(2000);
   assert.deepEqual(await published(), [1, 2]);
 });
@@ -88,6 +93,7 @@ test('naive twin: two unserialized writers of one key commit out of seq order, a
   // Without the lock the second writer takes a higher seq and commits while the first is still open.
   await writer(2, false, Promise.resolve(), progress);
   await relay.drain(2000);
+  assert.deepEqual(await published(), [2], 'the second writer committed first and was published alone');
   first.open();
   await one;
   await relay.drain(2000);

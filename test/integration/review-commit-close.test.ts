@@ -3,8 +3,10 @@
 // once librdkafka has queued it (commitCb = commitAsync), and librdkafka's consumer close then waits for every
 // outstanding commit (rdkafka_cgrp.c rd_kafka_cgrp_try_terminate: wait_commit_cnt == 0) while its request to the
 // coordinator stays queued. A private broker (never the shared one) frozen with SIGSTOP plays a coordinator that does
-// not answer (a network partition, a stalled JVM); the twin, a member with nothing noted, closes under the same fault.
-// About 50 s: most of it is the private broker's start.
+// not answer (a network partition, a stalled JVM). A member with nothing noted closes under the same fault; one with
+// noted positions closes after `closeTimeoutMs` with EFF_CLOSE_TIMEOUT naming them; its naive twin (a bound longer
+// than the test's: the old unbounded wait) is still closing at the test's bound. About 50 s: most of it is the private
+// broker's start.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,13 +19,28 @@ import { eventually, randomName } from '../support/fixtures.ts';
 import { freePorts, kafkaScript } from '../support/kafka-script.ts';
 
 const records = 100;
+const closeTimeoutMs = 3000;
 const boundMs = 12_000;
 
-/** A member that applied every record of its own topic and group; `commitIntervalMs` decides what is left noted. */
-async function member(brokers: string[], admin: Admin, commitIntervalMs: number) {
+/**
+ * A member that applied every record of its own topic and group; `commitIntervalMs` decides what is left noted. Its
+ * coded log lines (those with a `code` field) are kept.
+ */
+async function member(brokers: string[], admin: Admin, commitIntervalMs: number, closeTimeout = closeTimeoutMs) {
   const topic = randomName('close').replace('_', '-');
   await admin.createTopics([{ topic, partitions: 2 }]);
-  const transport = kafkaTransport({ brokers, clientId: 'effectively-test', logger: silentLogger, commitIntervalMs });
+  const coded: Record<string, unknown>[] = [];
+  const logger = {
+    ...silentLogger,
+    warn: (_: string, fields?: Record<string, unknown>) => void coded.push(fields ?? {}),
+  };
+  const transport = kafkaTransport({
+    brokers,
+    clientId: 'effectively-test',
+    logger,
+    commitIntervalMs,
+    closeTimeoutMs: closeTimeout,
+  });
   const producer = transport.producer();
   await producer.send(
     Array.from({ length: records }, (_, n) => ({ topic, key: `k${n}`, value: Buffer.from('x'), headers: {} })),
@@ -41,7 +58,7 @@ async function member(brokers: string[], admin: Admin, commitIntervalMs: number)
   await eventually(async () => applied >= records, 60_000, 'the member to read every record');
   const committed = async () =>
     (await admin.committedOffsets(group, topic)).reduce((sum, c) => sum + Math.max(0, Number(c.offset)), 0);
-  return { consumer, committed };
+  return { consumer, committed, topic, coded: () => coded.filter((fields) => fields.code !== undefined) };
 }
 
 test('close() with the coordinator not answering (frozen broker)', async (t) => {
@@ -52,10 +69,11 @@ test('close() with the coordinator not answering (frozen broker)', async (t) => 
   const brokers = [`127.0.0.1:${port}`];
   const admin = kafkaTransport({ brokers, logger: silentLogger }).admin();
 
-  const twin = await member(brokers, admin, 0);
+  const twin = await member(brokers, admin, 0, 10 * boundMs); // nothing noted: its close needs no bound
   await eventually(async () => (await twin.committed()) === records, 30_000, "the twin's commits");
   const noted = await member(brokers, admin, 60_000); // positions after the first commit stay noted, unsent
   assert.ok((await noted.committed()) < records, 'positions are noted and not sent before close');
+  const unbounded = await member(brokers, admin, 60_000, 10 * boundMs);
   await admin.close();
 
   const pid = Number(readFileSync(join(kafka.home, 'broker.pid'), 'utf8').trim());
@@ -64,6 +82,7 @@ test('close() with the coordinator not answering (frozen broker)', async (t) => 
   const timed = (close: Promise<void>) => close.then(() => Date.now() - started);
   const twinClose = timed(twin.consumer.close());
   const notedClose = timed(noted.consumer.close());
+  const unboundedClose = timed(unbounded.consumer.close());
   const within = (took: Promise<number>) =>
     Promise.race([
       took,
@@ -75,21 +94,25 @@ test('close() with the coordinator not answering (frozen broker)', async (t) => 
       assert.ok(took < boundMs, `closed after ${took} ms`);
     });
     await t.test(
-      'a member with noted positions closes within the bound too',
-      {
-        todo:
-          'HOLE (review of c050791): the final commit of close() is queued in librdkafka, whose consumer close waits ' +
-          'for it until the coordinator answers: close() hangs (here until the broker is resumed; with a killed ' +
-          'broker 6 s = session.timeout.ms or, in 3 of 8 runs, > 60 s), and the process cannot exit meanwhile',
-      },
+      'a member with noted positions closes after closeTimeoutMs, naming them (EFF_CLOSE_TIMEOUT)',
       async () => {
         const took = await within(notedClose);
-        assert.ok(took < boundMs, `closed after ${took} ms`);
+        assert.ok(took >= closeTimeoutMs && took < boundMs, `closed after ${took} ms`);
+        const [line, ...more] = noted.coded();
+        assert.equal(line?.code, 'EFF_CLOSE_TIMEOUT', JSON.stringify(noted.coded()));
+        assert.deepEqual(more, []);
+        const uncommitted = line.uncommitted as string[];
+        assert.ok(uncommitted.length > 0, 'the final commit was never confirmed');
+        for (const position of uncommitted) assert.match(position, new RegExp(`^${noted.topic}\\[[01]\\]@\\d+$`));
       },
     );
+    await t.test('naive twin: with the bound past the test (the old wait), close() is still waiting', async () => {
+      assert.equal(await within(unboundedClose), Number.POSITIVE_INFINITY);
+      assert.deepEqual(unbounded.coded(), []);
+    });
   } finally {
     process.kill(pid, 'SIGCONT');
-    // Resumed, the broker answers the commit and the close finishes: no client is left behind by this test.
-    await Promise.all([twinClose, notedClose]);
+    // Resumed, the broker answers the commit and the client's close finishes: no client is left behind by this test.
+    await Promise.all([twinClose, notedClose, unboundedClose]);
   }
 });

@@ -41,9 +41,7 @@ test('embedded: Avro through outbox and relay, read with an evolved schema; an u
     seats: [`A${n}`],
     confirmedAt: Date.UTC(2026, 11, 2),
   });
-  // PGlite is one session: the registry cannot be asked from inside the transaction that holds it, so the schema is
-  // registered first (a deploy step, or one serialize at start-up); after that the serde works from its cache.
-  await writer.serialize('orders', order(0));
+  await writer.register('orders'); // at start-up: see nested-transaction.test.ts for the first enqueue without it
   await db.transaction(async (tx) => {
     const events = Array.from({ length: 10 }, (_, n) =>
       createEvent({ topic: 'orders', type: 'OrderConfirmed', source: '/boxoffice', key: `order-${n}`, data: order(n) }),

@@ -1,6 +1,8 @@
 // The poison scenario as a test: poison at a partition's head is dead-lettered while the other partitions flow, and a
 // redrive after the fix (crashing once between send and mark, then resumed) applies each event exactly once. The naive
-// twin (no dead letters: a record that keeps failing stops its partition) must leave events stuck.
+// twin (no dead letters: a record that keeps failing stops its partition) must leave events stuck. Some events must
+// arrive twice, so that a missing dedup check shows: on Kafka the chunk sent before the crash goes out again; embedded,
+// the redrive sends and marks in one commit (the crash undoes the send), so the source replays the dead events.
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { type PoisonOptions, type PoisonResult, runPoison } from '../../scenarios/poison/run.ts';
@@ -19,6 +21,13 @@ function assertRecovered(r: PoisonResult): void {
   assert.equal(r.recoveredTransient, 4, 'the flaky events recovered in place');
   assert.equal(r.duplicated, 0);
   assert.equal(r.lost, 0);
+  assert.ok(r.redriveCrashed, 'the redrive crashed once between its send and its mark');
+  assert.ok(r.resent > 0, `some events were sent twice (resent=${r.resent})`);
+  // The rest flows: no healthy partition waited as long as a failing record held its own partition.
+  assert.ok(
+    r.blockedMs < r.heldMs,
+    `healthy partitions waited ${r.blockedMs} ms, a failing record held ${r.heldMs} ms`,
+  );
 }
 
 /** The poison run on PGlite with the `postgres` transport. */
@@ -26,7 +35,7 @@ async function embedded(t: TestContext, options: Partial<PoisonOptions> = {}): P
   const db = await pgliteDb();
   t.after(() => db.close());
   const transport = postgresTransport({ db, schema: 'poison', pollIntervalMs: 10 });
-  return runPoison({ db, transport, schema: 'poison', topic: 'tickets', ...size, ...options });
+  return runPoison({ db, transport, schema: 'poison', topic: 'tickets', ...size, replayDead: true, ...options });
 }
 
 test('embedded: poison at the head is dead-lettered, the rest flows, the redrive applies each event once', async (t) => {

@@ -85,10 +85,10 @@ test('the packed package installs and works as a user uses it', async (t) => {
   await t.test('a strict TypeScript app type-checks against the shipped declarations', async () => {
     const { code, output } = await run(project, process.execPath, [tsc, '-p', '.']);
     assert.equal(code, 0, output);
-    // The declarations themselves, checked too (PGlite's own need DOM and Emscripten types: not ours to judge).
+    // The declarations themselves, checked too, as a user's tsc with skipLibCheck false does: nothing of the package
+    // may pull in PGlite's declarations (they need DOM and Emscripten types), so the whole check is clean.
     const checked = await run(project, process.execPath, [tsc, '-p', '.', '--skipLibCheck', 'false']);
-    const ours = checked.output.split('\n').filter((line) => line.includes('node_modules/effectively/'));
-    assert.deepEqual(ours, []);
+    assert.equal(checked.code, 0, checked.output);
   });
 
   await t.test('npx effectively --help prints the usage with no TypeScript loader', async () => {

@@ -2,14 +2,23 @@ import { createServer, type Server, type Socket } from 'node:net';
 
 /**
  * A TCP proxy in front of PostgreSQL that can play a server restart as the client sees it: every open connection is
- * cut (mid-transaction, mid-batch), new connections are refused while it is "down", then accepted again.
+ * cut (mid-transaction, mid-batch), new connections are refused while it is "down", then accepted again. It can also
+ * play a network gone silent: connections stay open on both sides but nothing is forwarded any more, either way (what
+ * a dropped route or a frozen middlebox looks like; neither end gets an error or a close).
  */
 export async function tcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
-  // A black hole: bytes either way are dropped, no connection is closed (a dead network path as both ends see it).
   let silent = false;
+  const links = new Set<{ client: Socket; upstream: Socket }>();
+  const mute = ({ client, upstream }: { client: Socket; upstream: Socket }) => {
+    client.unpipe(upstream);
+    upstream.unpipe(client);
+    // read and drop: the peers' writes are accepted (their TCP sees acknowledgements) and go nowhere
+    client.on('data', () => undefined).resume();
+    upstream.on('data', () => undefined).resume();
+  };
 
   async function listen(): Promise<void> {
     server = createServer((client) => {
@@ -20,10 +29,18 @@ export async function tcpProxy(target: { host: string; port: number }) {
         socket.on('close', () => sockets.delete(socket));
         socket.on('error', () => undefined);
       }
-      client.on('data', (bytes: Buffer) => silent || upstream.write(bytes));
-      upstream.on('data', (bytes: Buffer) => silent || client.write(bytes));
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+      const link = { client, upstream };
+      links.add(link);
+      // a silent network carries no close either (down() still destroys every socket)
+      client.on('close', () => {
+        links.delete(link);
+        if (!silent) upstream.destroy();
+      });
+      upstream.on('close', () => {
+        if (!silent) client.destroy();
+      });
+      if (silent) mute(link);
+      else client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
     port = (server!.address() as { port: number }).port;
@@ -46,9 +63,10 @@ export async function tcpProxy(target: { host: string; port: number }) {
       await new Promise((resolve) => setTimeout(resolve, downMs));
       await listen();
     },
-    /** From now on every byte either way is dropped and nothing is closed: the connections go silent. */
+    /** From now on nothing is forwarded on any connection, open or new; nothing is closed either. */
     silence(): void {
       silent = true;
+      for (const link of links) mute(link);
     },
     close: down,
   };

@@ -107,3 +107,9 @@ test('usage errors and unreadable or invalid schema files exit 2 with a clear me
   assert.equal(noOld.code, 2);
   assert.match(noOld.stderr, /usage: effectively schema check/);
 });
+
+test('--level is read in any case: backward is BACKWARD', async () => {
+  const result = await check('backward', ['v1.avsc'], 'v2-currency.avsc');
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(result.lines, ['schema check: compatible (level BACKWARD, avro, against v1.avsc)']);
+});

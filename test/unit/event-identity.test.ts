@@ -11,8 +11,8 @@ import {
   eventSourceOfRecord,
 } from '../../src/envelope/cloudevents.ts';
 import type { Event } from '../../src/envelope/event.ts';
-import { dedupKey, dedupKeyOf, eventIdentityNamespace, uuidv5 } from '../../src/envelope/identity.ts';
-import { isUuid } from '../../src/envelope/uuidv7.ts';
+import { dedupKey, dedupKeyOf, eventIdentityNamespace, isSelfKeyedUuid, uuidv5 } from '../../src/envelope/identity.ts';
+import { isUuid, uuidv7 } from '../../src/envelope/uuidv7.ts';
 import { EffectivelyError } from '../../src/errors.ts';
 import type { IncomingRecord, OutgoingRecord } from '../../src/transport/port.ts';
 
@@ -44,10 +44,45 @@ test('uuidv5 is RFC 9562 version 5 (its test vector)', () => {
   );
 });
 
-test('a UUID id is its own dedup key, lowercased, whatever the source: the key earlier versions claimed', () => {
-  const id = '0193A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B';
-  assert.equal(dedupKey('/orders', id), id.toLowerCase());
-  assert.equal(dedupKey('/elsewhere', id), id.toLowerCase(), 'the same UUID from two sources is one event');
+test('a v4 or v7 UUID id is its own dedup key, lowercased, whatever the source: the key earlier versions claimed', () => {
+  for (const id of ['0193A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B', '0193a1b2-c3d4-4e5f-bA9B-0c1d2e3f4a5b', uuidv7()]) {
+    assert.equal(dedupKey('/orders', id), id.toLowerCase());
+    assert.equal(dedupKey('/elsewhere', id), id.toLowerCase(), 'the same UUID from two sources is one event');
+  }
+  assert.ok(isSelfKeyedUuid(crypto.randomUUID()));
+});
+
+// Issue 38, point 3: name-based UUIDs (v3, v5), the nil and max UUIDs, v1/v6/v8 and other variants are not unique on
+// their own; two producers can send the same one for two events. They are keyed by source + id like any other id.
+const notUniqueAlone = {
+  'v5 (name-based)': uuidv5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'www.example.com'),
+  'v3 (name-based)': '3d813cbb-47fb-32ba-91df-831e1593ac29',
+  nil: '00000000-0000-0000-0000-000000000000',
+  max: 'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  'v1 (clock and node)': '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
+  'v6 (clock and node)': '1ec9414c-232a-6b00-b3c8-9f6bdeced846',
+  'v8 (custom)': '0193a1b2-c3d4-8e5f-8a9b-0c1d2e3f4a5b',
+  'v4 digits, NCS variant': '0193a1b2-c3d4-4e5f-0a9b-0c1d2e3f4a5b',
+  'v7 digits, Microsoft variant': '0193a1b2-c3d4-7e5f-ca9b-0c1d2e3f4a5b',
+};
+
+test('a UUID not unique on its own is keyed by source + id: the same one from two sources is two events', () => {
+  for (const [what, id] of Object.entries(notUniqueAlone)) {
+    assert.ok(isUuid(id) && !isSelfKeyedUuid(id), what);
+    assert.notEqual(dedupKey('/billing', id), dedupKey('/shipping', id), what);
+    assert.notEqual(dedupKey('/billing', id), id, what);
+    assert.equal(dedupKey('/billing', id.toUpperCase()), dedupKey('/billing', id), `${what}: UUIDs ignore case`);
+    for (const mode of ['binary', 'structured'] as const) {
+      const record = asIncoming(encodeEventAs(foreign(id.toUpperCase(), '/shipping'), mode));
+      assert.equal(eventKeyOfRecord(record), dedupKeyOf(decodeEvent(record)), `${what}, ${mode}`);
+      assert.equal(eventKeyOfRecord(record), dedupKey('/shipping', id), `${what}, ${mode}`);
+    }
+  }
+  // Naive twin: the rule before, every UUID its own key, takes the two events for one.
+  const before = (source: string, id: string) => (isUuid(id) ? id.toLowerCase() : dedupKey(source, id));
+  for (const [what, id] of Object.entries(notUniqueAlone)) {
+    assert.equal(before('/billing', id), before('/shipping', id), what);
+  }
 });
 
 test('a string id is keyed by source + id: the same id from two sources is two events, from one source one', () => {

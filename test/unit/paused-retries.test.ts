@@ -62,6 +62,16 @@ test('a revoke forgets the attempts, the records given up on and the lookup; its
   retries.close();
 });
 
+test('the end of an assignment forgets a stop and names the partition to resume', () => {
+  const retries = new PausedRetries(keyOf);
+  retries.stop(tp);
+  assert.equal(retries.isStopped(tp), true);
+  assert.deepEqual(retries.forget([tp]), [{ topic: tp.topic, partition: tp.partition }]);
+  assert.equal(retries.isStopped(tp), false, 'a later assignment starts unstopped');
+  assert.deepEqual(retries.forget([tp]), [], 'nothing left to resume');
+  retries.close();
+});
+
 test('a full page of dead letters is continued once a batch goes past its last offset', () => {
   const retries = new PausedRetries(keyOf);
   retries.lookedUp(
@@ -78,4 +88,15 @@ test('a full page of dead letters is continued once a batch goes past its last o
   retries.lookedUp(tp, new Map([['7', 'id-7']]), true);
   assert.equal(retries.lookupFrom(tp, [record(9), record(1000)]), undefined, 'complete');
   assert.deepEqual([...retries.givenUpIn([record(5), record(6), record(7)])], ['5', '7']);
+});
+
+test('a backoff longer than a timer can hold (2^31-1 ms) is clamped, never fired at once', async () => {
+  const retries = new PausedRetries(keyOf);
+  let resumed = 0;
+  retries.resumeLater(tp, 2 ** 31 + 1000, () => {
+    resumed += 1;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(resumed, 0, 'Node fires an overflowing timer after 1 ms: a pause/resume loop');
+  retries.close();
 });

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/port.ts';
 import type { Event } from '../../envelope/event.ts';
+import type { FaultInjector } from '../../observability/faults.ts';
 import { errorFields, type Logger } from '../../observability/logger.ts';
 import type { IncomingRecord } from '../../transport/port.ts';
 import { type ApplyIn, HandlerFailure } from '../apply.ts';
@@ -21,6 +22,7 @@ export interface DrainerOptions {
   onOutcome: ((event: Event, outcome: Outcome) => void) | undefined;
   decode: (record: IncomingRecord) => Event | Promise<Event>;
   isOutage: (error: unknown) => Promise<boolean>;
+  faults?: FaultInjector | undefined;
 }
 
 /**
@@ -52,6 +54,7 @@ export function createDrainer(options: DrainerOptions) {
     } catch (caught) {
       if (!parked) throw caught;
       const error = caught instanceof HandlerFailure ? caught.error : caught;
+      await options.faults?.('drain:after-rollback');
       await failed(parked, error);
       return false;
     }
@@ -74,9 +77,10 @@ export function createDrainer(options: DrainerOptions) {
     });
     if (options.retryTopics) {
       // It becomes the holder: forwarded like a record of the main topic; the parked row goes with the hold taken.
-      await settler.forward(record, error, 1, stop.signal, { parkedId: id });
+      await settler.forward(record, error, 1, stop.signal, { parkedId: id, record });
     } else if (permanent || attempts >= options.maxAttempts) {
-      await settler.giveUp({ parkedId: id }, { record, error, attempts, firstFailedAt: new Date() }, stop.signal);
+      const consumed = { parkedId: id, record };
+      await settler.giveUp(consumed, { record, error, attempts, firstFailedAt: new Date() }, stop.signal);
     } else {
       failures.set(id, attempts);
       return;

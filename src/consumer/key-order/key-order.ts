@@ -16,6 +16,8 @@ const files = {
   nextParked: 'next-parked.sql',
   unpark: 'unpark.sql',
   dropHold: 'drop-hold.sql',
+  lockHold: 'lock-hold.sql',
+  isParked: 'is-parked.sql',
 };
 
 interface ParkedRow extends Record<string, unknown> {
@@ -136,6 +138,18 @@ export class KeyOrder {
         timestamp: row.ts ?? Date.now(),
       },
     };
+  }
+
+  /**
+   * In the transaction that gives up on a parked record after its drain step rolled back: whether it is still parked.
+   * The rollback released the hold's lock, and another member's drainer may have applied the record meanwhile: giving
+   * up on it then would dead-letter an applied event and hold its key for good.
+   */
+  async stillParked(tx: Queryable, parked: { parkedId: string; record: IncomingRecord }): Promise<boolean> {
+    const { record } = parked;
+    if (record.key) await tx.query(this.#sql.lockHold, [this.group, record.topic, holdKey(record.key)]);
+    const { rows } = await tx.query<{ parked: boolean }>(this.#sql.isParked, [parked.parkedId]);
+    return rows[0]?.parked === true;
   }
 
   async unpark(tx: Queryable, id: string): Promise<void> {

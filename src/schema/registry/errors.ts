@@ -36,3 +36,18 @@ export function requireSubject(subject: unknown): string {
     throw invalidOptions('subject', 'must be a non-empty string');
   return subject;
 }
+
+/**
+ * `EFF_NESTED_TRANSACTION` of a database of one session (PGlite) met by a registration or a look-up, with the way out:
+ * inside `outbox.enqueue`'s transaction the registry cannot reach the session that transaction holds.
+ */
+export function registerAtStart(error: unknown, subject: string): unknown {
+  if (!(error instanceof EffectivelyError) || error.code !== ErrorCodes.EFF_NESTED_TRANSACTION) return error;
+  return new EffectivelyError(
+    ErrorCodes.EFF_NESTED_TRANSACTION,
+    `the schema of subject \`${subject}\` cannot be registered (or looked up) from inside a transaction on a database ` +
+      'of one session (PGlite), such as the one `outbox.enqueue` writes in: register it at start-up, before the first ' +
+      'enqueue (`await serde.register(topic)`), or as a deploy step',
+    { cause: error, details: { ...error.details, subject } },
+  );
+}

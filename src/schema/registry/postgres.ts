@@ -10,7 +10,7 @@ import { invalidOptions } from '../../errors.ts';
 import { checkCompatibility } from '../compat/index.ts';
 import { withCache } from './cache.ts';
 import { type CanonicalSchema, canonicalSchema } from './canonical.ts';
-import { incompatibleSchema, requireSubject, subjectNotFound, unknownSchemaId } from './errors.ts';
+import { incompatibleSchema, registerAtStart, requireSubject, subjectNotFound, unknownSchemaId } from './errors.ts';
 import {
   type CompatibilityLevel,
   compatibilityLevels,
@@ -100,7 +100,7 @@ export function postgresSchemaRegistry(options: PostgresSchemaRegistryOptions): 
     async register(subject, schema, format) {
       requireSubject(subject);
       const next = canonicalSchema(schema, format);
-      return db.transaction(async (tx) => {
+      const registration = db.transaction(async (tx) => {
         await tx.query(sql.lock);
         const existing = await versionsOf(tx, subject);
         const same = existing.find((row) => row.fingerprint === next.fingerprint);
@@ -111,10 +111,14 @@ export function postgresSchemaRegistry(options: PostgresSchemaRegistryOptions): 
         await tx.query(sql.insertVersion, [subject, id]);
         return id;
       });
+      return registration.catch((error: unknown) => Promise.reject(registerAtStart(error, subject)));
     },
     async lookup(subject, schema, format) {
       const { fingerprint } = canonicalSchema(schema, format);
-      const row = (await versionsOf(db, requireSubject(subject))).find((r) => r.fingerprint === fingerprint);
+      const rows = await versionsOf(db, requireSubject(subject)).catch((error: unknown) =>
+        Promise.reject(registerAtStart(error, subject)),
+      );
+      const row = rows.find((r) => r.fingerprint === fingerprint);
       return row && toVersion(row);
     },
     async getById(id) {

@@ -9,9 +9,10 @@
  * `decodeEvent(record)`. Their errors are the same permanent, coded kind (a dead letter, never a crash), except
  * `EFF_SCHEMA_REGISTRY_UNAVAILABLE` (retryable).
  */
-import { decodeEvent, encodeEvent } from '../../envelope/cloudevents.ts';
+import { dataContentTypeOf, decodeEvent, encodeEvent } from '../../envelope/cloudevents.ts';
 import type { Event } from '../../envelope/event.ts';
-import { EffectivelyError } from '../../errors.ts';
+import { isStructuredRecord } from '../../envelope/structured.ts';
+import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import type { IncomingRecord, OutgoingRecord } from '../../transport/port.ts';
 import type { Serde } from './serde.ts';
 import { decodeWire } from './wire.ts';
@@ -45,29 +46,64 @@ export function encodeEventWith(serde: Serde): (event: Event) => Promise<Outgoin
   };
 }
 
+/** A media type without its parameters, lowercased (`Application/Avro; x=1` is `application/avro`). */
+const mediaType = (contentType: string | undefined): string | undefined =>
+  contentType?.split(';')[0]!.trim().toLowerCase();
+
+/** A permanent error naming the record, its code and retryability kept (the serde's own, or one of ours). */
+function onRecord(record: IncomingRecord, eventId: string, failure: EffectivelyError): EffectivelyError {
+  const where = { topic: record.topic, partition: record.partition, offset: record.offset };
+  return new EffectivelyError(
+    failure.code,
+    `${record.topic}[${record.partition}]@${record.offset}: ${failure.message}`,
+    {
+      retryable: failure.retryable,
+      cause: failure,
+      details: { ...failure.details, ...where, eventId },
+    },
+  );
+}
+
+/** The wire-format bytes of a decoded event's data: the binary mode's value, the structured mode's `data_base64`. */
+function wireBytes(record: IncomingRecord, event: Event, contentType: string): Uint8Array {
+  if (!isStructuredRecord(record)) return record.value ?? Buffer.alloc(0);
+  if (event.data instanceof Uint8Array) return event.data;
+  throw new EffectivelyError(
+    ErrorCodes.EFF_SCHEMA_DECODE_FAILED,
+    `structured event of datacontenttype ${contentType} carries its data as a JSON value, not as the registry's wire ` +
+      'format in data_base64',
+  );
+}
+
 /**
- * A `decodeEvent` that reads data of `serde`'s content type with `serde`; records of any other content type (JSON
- * events written before the serde was introduced) are decoded by `decodeEvent` as before.
+ * A `decodeEvent` that reads data of `serde`'s content type with `serde`, in either content mode (the data content type
+ * is the binary mode's `content-type` header, the structured mode's `datacontenttype` attribute, and the data its
+ * value or `data_base64`). Records of a JSON content type (events written before the serde was introduced) are decoded
+ * by `decodeEvent` as before; data of any other content type (bytes in another serde's format, `data_base64` the
+ * serde does not read) is refused with `EFF_SCHEMA_DECODE_FAILED`: a dead letter, never a handler call.
  */
 export function decodeEventWith<T = unknown>(serde: Serde<T>): (record: IncomingRecord) => Promise<Event<T>> {
+  const own = mediaType(serde.contentType);
   return async (record) => {
-    if (record.headers['content-type']?.toString('utf8') !== serde.contentType) return decodeEvent(record) as Event<T>;
-    const event = decodeEvent({ ...record, value: null });
+    const contentType = mediaType(dataContentTypeOf(record)) ?? 'application/json';
+    if (contentType !== own) {
+      const event = decodeEvent(record);
+      if (!(event.data instanceof Uint8Array)) return event as Event<T>;
+      throw onRecord(
+        record,
+        event.id,
+        new EffectivelyError(
+          ErrorCodes.EFF_SCHEMA_DECODE_FAILED,
+          `data of content type ${contentType} is bytes this serde (${serde.contentType}) does not read`,
+        ),
+      );
+    }
+    const event = isStructuredRecord(record) ? decodeEvent(record) : decodeEvent({ ...record, value: null });
     let data: T;
     try {
-      data = await serde.deserialize(record.topic, record.value ?? Buffer.alloc(0));
+      data = await serde.deserialize(record.topic, wireBytes(record, event, contentType));
     } catch (error) {
-      const failure = error as EffectivelyError;
-      const where = { topic: record.topic, partition: record.partition, offset: record.offset };
-      throw new EffectivelyError(
-        failure.code,
-        `${record.topic}[${record.partition}]@${record.offset}: ${failure.message}`,
-        {
-          retryable: failure.retryable,
-          cause: error,
-          details: { ...failure.details, ...where, eventId: event.id },
-        },
-      );
+      throw onRecord(record, event.id, error as EffectivelyError);
     }
     const { ce_dataschema: _dataSchema, ...headers } = event.headers ?? {};
     return { ...event, data, headers };

@@ -44,6 +44,12 @@ export interface Serde<T = unknown> {
   readonly contentType: string;
   /** The subject of `topic`'s values. */
   subjectFor(topic: string): string;
+  /**
+   * Registers this serde's schema under `topic`'s subject (with `autoRegister: false`, checks it is there) and keeps
+   * its id, so that `serialize` asks the registry nothing more for that topic. Call it at start-up on PGlite: inside
+   * `outbox.enqueue`'s transaction the embedded registry cannot reach the only session (`EFF_NESTED_TRANSACTION`).
+   */
+  register(topic: string): Promise<number>;
   /** The wire-format bytes of `data` (registering the schema first when `autoRegister`). */
   serialize(topic: string, data: T): Promise<Buffer>;
   /**
@@ -134,6 +140,7 @@ export function createSerde<T>(codec: Codec, options: SerdeOptions): Serde<T> {
     format: codec.format,
     contentType: codec.contentType,
     subjectFor: (topic) => subjectOf(topic, codec.recordName),
+    register: (topic) => idFor(subjectOf(topic, codec.recordName)),
     async serialize(topic, data) {
       const payload = codec.encode(data);
       return encodeWire(await idFor(subjectOf(topic, codec.recordName)), payload);

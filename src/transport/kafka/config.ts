@@ -35,6 +35,12 @@ export interface KafkaTransportOptions {
    * as soon as the request before has been answered.
    */
   commitIntervalMs?: number;
+  /**
+   * How long a consumer's `close()` waits for the client to leave the group, in ms. The client's close waits for its
+   * last offset commit until the group coordinator answers; past this bound `close()` logs `EFF_CLOSE_TIMEOUT` naming
+   * the positions never confirmed (redelivered, deduplicated) and returns. Default 10000.
+   */
+  closeTimeoutMs?: number;
 }
 
 export function defaultBrokers(): string[] {
@@ -55,7 +61,7 @@ function invalid(field: string, message: string): EffectivelyError {
 
 /** Throws `EFF_INVALID_OPTIONS` naming the field. */
 export function validateKafkaOptions(options: KafkaTransportOptions): void {
-  const { replicationFactor, clientLogIntervalMs, clientLogLevel, commitIntervalMs } = options;
+  const { replicationFactor, clientLogIntervalMs, clientLogLevel, commitIntervalMs, closeTimeoutMs } = options;
   if (
     replicationFactor !== undefined &&
     !(replicationFactor === -1 || (Number.isInteger(replicationFactor) && replicationFactor > 0))
@@ -70,6 +76,12 @@ export function validateKafkaOptions(options: KafkaTransportOptions): void {
   }
   if (commitIntervalMs !== undefined && !(Number.isFinite(commitIntervalMs) && commitIntervalMs >= 0)) {
     throw invalid('commitIntervalMs', `must be a number of ms >= 0, got ${commitIntervalMs}`);
+  }
+  if (
+    closeTimeoutMs !== undefined &&
+    !(Number.isInteger(closeTimeoutMs) && closeTimeoutMs > 0 && closeTimeoutMs < 2 ** 31)
+  ) {
+    throw invalid('closeTimeoutMs', `must be a whole number of ms > 0 (below 2^31), got ${closeTimeoutMs}`);
   }
   if (clientLogLevel !== undefined && !['error', 'warn', 'info', 'debug'].includes(clientLogLevel)) {
     throw invalid('clientLogLevel', `must be one of error, warn, info, debug; got ${String(clientLogLevel)}`);

@@ -1,4 +1,5 @@
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
+import { type Logger, stderrLogger } from '../../observability/logger.ts';
 import type {
   BatchHandler,
   Consumer,
@@ -9,6 +10,7 @@ import type {
 } from '../port.ts';
 import { partitionId } from '../position.ts';
 import { CODES, type Kafka } from './client.ts';
+import { DEFAULT_CLOSE_TIMEOUT_MS, disconnectWithin, UnansweredCommits } from './close.ts';
 import { recordsOf } from './headers.ts';
 import { OffsetCommitter } from './offset-committer.ts';
 
@@ -42,6 +44,10 @@ const RETRIED = [
 export interface KafkaConsumerTuning {
   /** Least time between two offset commits to the broker (positions noted meanwhile go in one). Default 100 ms. */
   commitIntervalMs?: number | undefined;
+  /** How long `close()` waits for the client's close (default 10 s); then it logs `EFF_CLOSE_TIMEOUT` and returns. */
+  closeTimeoutMs?: number | undefined;
+  /** Where that line goes. */
+  logger?: Logger | undefined;
 }
 
 export const DEFAULT_COMMIT_INTERVAL_MS = 100;
@@ -63,6 +69,8 @@ export class KafkaConsumer implements Consumer {
   /** Batches in flight per partition (`topic\0partition`). */
   readonly #inFlight = new Map<string, Set<Promise<void>>>();
   readonly #committer: OffsetCommitter;
+  readonly #unanswered = new UnansweredCommits();
+  readonly #tuning: KafkaConsumerTuning;
   /** Partitions this member holds (`topic\0partition`): commits of others are dropped. */
   readonly #assigned = new Set<string>();
   #connecting: Promise<void> | undefined;
@@ -76,12 +84,13 @@ export class KafkaConsumer implements Consumer {
     tuning: KafkaConsumerTuning = {},
   ) {
     this.#options = options;
+    this.#tuning = tuning;
     const inFlight = options.partitionsInFlight ?? 1;
     if (!Number.isInteger(inFlight) || inFlight < 1) throw invalidOptions('partitionsInFlight', 'a positive integer');
-    this.#committer = new OffsetCommitter(
-      (offsets) => this.#client.commitOffsets(offsets),
-      tuning.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS,
-    );
+    this.#committer = new OffsetCommitter((offsets) => {
+      this.#unanswered.sent(offsets);
+      return this.#client.commitOffsets(offsets);
+    }, tuning.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS);
     this.#client = kafka.consumer({
       kafkaJS: { groupId: options.group, fromBeginning: options.fromBeginning, autoCommit: false },
       'js.consumer.max.batch.size': options.maxBatchSize,
@@ -166,6 +175,7 @@ export class KafkaConsumer implements Consumer {
     const internal = (this.#client as unknown as { _getInternalClient(): InternalClient })._getInternalClient();
     const retried = new Set<number>(RETRIED.map((name) => CODES.ERRORS[name]));
     internal.on('offset.commit', (error, offsets) => {
+      this.#unanswered.answered(Boolean(error?.code), offsets ?? []);
       if (error?.code === undefined || !retried.has(error.code) || this.#closing) return;
       this.#committer.refused(
         (offsets ?? [])
@@ -241,13 +251,18 @@ export class KafkaConsumer implements Consumer {
     this.#closing ??= (async () => {
       this.#abort.abort(new EffectivelyError(ErrorCodes.EFF_CLOSED, 'consumer is closing'));
       await this.#settled();
-      // Known limit (test/integration/review-commit-close.test.ts, todo): librdkafka's close waits for this queued
-      // commit until the coordinator answers; with a frozen coordinator close() hangs. Probing it first with an offset
-      // fetch did not help (the probe's own request is waited for too).
+      // librdkafka's close waits for this queued commit until the coordinator answers; with a frozen coordinator it
+      // would wait for ever (probing it first with an offset fetch did not help: the probe's request is waited for
+      // too). The wait is bounded (close.ts).
       await this.#flushCommits();
       if (this.#connecting) {
         await this.#connecting.catch(() => undefined);
-        await this.#client.disconnect();
+        await disconnectWithin(this.#client.disconnect(), {
+          timeoutMs: this.#tuning.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,
+          group: this.#options.group,
+          logger: this.#tuning.logger ?? stderrLogger,
+          uncommitted: () => this.#unanswered.list(),
+        });
       }
     })();
     return this.#closing;

@@ -6,6 +6,7 @@ import { defaultBrokers, type KafkaTransportOptions, validateKafkaOptions } from
 import { KafkaConsumer } from './consumer.ts';
 import { clientLogger, clientLogLevels } from './log.ts';
 import { KafkaProducer } from './producer.ts';
+import { explainBrokerErrors } from './unreachable.ts';
 
 /**
  * The Kafka transport: the engine at scale. Loads the Kafka client (an optional peer dependency) here and only here;
@@ -23,14 +24,21 @@ export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
     repeatIntervalMs: options.clientLogIntervalMs ?? 30_000,
   });
   const kafka = (clientId: string) =>
-    new KafkaJS.Kafka({ kafkaJS: { brokers, clientId, logLevel: clientLogLevels[level], logger } });
+    explainBrokerErrors(
+      new KafkaJS.Kafka({ kafkaJS: { brokers, clientId, logLevel: clientLogLevels[level], logger } }),
+      brokers,
+    );
   const baseId = options.clientId ?? 'effectively';
   return {
     name: 'kafka',
     producer: (producerOptions = {}): Producer =>
       new KafkaProducer(kafka(producerOptions.clientId ?? baseId), rdkafka, producerOptions.transactionalId),
     consumer: (consumerOptions: ConsumerOptions): Consumer =>
-      new KafkaConsumer(kafka(baseId), consumerOptions, rdkafka, { commitIntervalMs: options.commitIntervalMs }),
+      new KafkaConsumer(kafka(baseId), consumerOptions, rdkafka, {
+        commitIntervalMs: options.commitIntervalMs,
+        closeTimeoutMs: options.closeTimeoutMs,
+        logger: options.logger ?? stderrLogger,
+      }),
     admin: (): Admin => new KafkaAdmin(kafka(baseId), options.replicationFactor),
   };
 }

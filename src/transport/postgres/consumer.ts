@@ -15,6 +15,7 @@ import type {
 } from '../port.ts';
 import { keyOf, shareOf } from './assignment.ts';
 import { decodeHeaders } from './codec.ts';
+import { linked } from './linked.ts';
 import type { ResolvedPostgresOptions } from './options.ts';
 import { Slots } from './slots.ts';
 
@@ -61,22 +62,6 @@ function leaseLost(group: string, tp: TopicPartition): EffectivelyError {
   );
 }
 
-/** A signal aborted as soon as any of `signals` is (AbortSignal.any without listeners left on long-lived signals). */
-function linked(signals: AbortSignal[]): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
-  for (const signal of signals) {
-    if (signal.aborted) controller.abort(signal.reason);
-    else signal.addEventListener('abort', onAbort, { once: true });
-  }
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      for (const signal of signals) signal.removeEventListener('abort', onAbort);
-    },
-  };
-}
-
 /**
  * A group member on the log in PostgreSQL. Members heart-beat into `log_members` on a timer of their own, never behind a
  * batch (on a server the heartbeat takes another connection of the pool while a batch runs); partitions are dealt
@@ -99,6 +84,11 @@ export class PostgresConsumer implements Consumer {
   readonly #slots: Slots;
   /** Every worker not over yet, lost partitions' included (close waits for their batches in flight). */
   readonly #workers = new Set<Promise<void>>();
+  /**
+   * Lost partitions whose assignment is still ending: their batch in flight, then the same forgetting as a revoke
+   * (`onRevoke`). Not taken again before that is over.
+   */
+  readonly #ending = new Map<string, Promise<void>>();
   /** Stops the heartbeats, only once the batch in flight is over (a closing member keeps its leases until it leaves). */
   readonly #stopBeats = new AbortController();
   /** This member's share at the last heartbeat, applied by the poll loop between batches. */
@@ -169,6 +159,18 @@ export class PostgresConsumer implements Consumer {
     this.#paused.delete(key);
     owned.stop.abort(error);
     owned.lost.abort(error);
+    // The assignment ended: per-partition state of the consumer (attempts, records given up on, the dead-letter lookup,
+    // a stop) must end with it, as at a revoke, once the batch in flight is over and before the partition is taken again.
+    const tp = { topic: owned.topic, partition: owned.partition };
+    const ending: Promise<void> = owned.worker
+      .then(() => this.#consumer.onRevoke?.([tp]))
+      .catch((failure: unknown) =>
+        this.#options.logger.warn('onRevoke failed for a lost partition', errorFields(failure)),
+      )
+      .finally(() => {
+        if (this.#ending.get(key) === ending) this.#ending.delete(key);
+      });
+    this.#ending.set(key, ending);
     this.#options.logger.warn('lease lost: another member holds the partition now; dropped it', {
       group: this.#consumer.group,
       topic: owned.topic,
@@ -208,7 +210,7 @@ export class PostgresConsumer implements Consumer {
 
     const assigned: TopicPartition[] = [];
     for (const [key, tp] of mine) {
-      if (this.#owned.has(key)) continue;
+      if (this.#owned.has(key) || this.#ending.has(key)) continue;
       const { rows } = await db.query<{ committed: string | null; end_offset: string }>(this.#sql.acquire, [
         group,
         tp.topic,
@@ -381,6 +383,7 @@ export class PostgresConsumer implements Consumer {
       this.#stopBeats.abort();
       await this.#beats;
       await this.#commits;
+      await Promise.all(this.#ending.values());
       // Then leaves: the others take the partitions without waiting for the lease.
       await this.#options.db.query(this.#sql.leave, [this.#consumer.group, this.#memberId]).catch(() => undefined);
       this.#owned.clear();

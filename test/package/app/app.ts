@@ -40,11 +40,21 @@ const handler: EventHandler = async (received, { tx }) => {
   const { orderId } = received.data as OrderConfirmed;
   await tx.query('INSERT INTO emails (order_id) VALUES ($1)', [orderId]);
 };
+// a handler that resolves with its query's result counts as applied: it type-checks as written
+const returning: EventHandler = (_received, { tx }) => tx.query('SELECT 1');
+void returning;
 const consumer = createConsumer({ db, transport, group: 'notifications', topics: ['order-events'], handler });
 const relay = createRelay({ db, producerFactory: () => transport.producer() });
 try {
   await relay.start();
   await consumer.start();
+  const health: [boolean, boolean, number, number] = [
+    consumer.isRunning(),
+    relay.isRunning(),
+    consumer.stats().partitions.length,
+    relay.stats().failingPasses,
+  ];
+  void health;
 } catch (error) {
   if (error instanceof EffectivelyError) console.error(error.code, error.retryable);
   throw error;
