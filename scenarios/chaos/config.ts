@@ -18,6 +18,8 @@ export interface ChaosConfig {
    * `partitionsInFlight` partitions at once. 0: one record after the other, one partition at a time.
    */
   concurrent: number;
+  /** Every Nth order's event carries a padding of 1 to 5 MB (0: none): large records among the small ones. */
+  bigEvery: number;
 }
 
 export function configFromEnv(): ChaosConfig {
@@ -30,6 +32,7 @@ export function configFromEnv(): ChaosConfig {
     rate: Number(env.CHAOS_RATE ?? 0),
     mode: (env.CHAOS_MODE ?? 'effectively') as ChaosConfig['mode'],
     concurrent: Number(env.CHAOS_CONCURRENT ?? 0),
+    bigEvery: Number(env.CHAOS_BIG_EVERY ?? 0),
   };
 }
 
@@ -42,5 +45,6 @@ export function configToEnv(config: ChaosConfig): Record<string, string> {
     CHAOS_RATE: String(config.rate),
     CHAOS_MODE: config.mode,
     CHAOS_CONCURRENT: String(config.concurrent),
+    CHAOS_BIG_EVERY: String(config.bigEvery),
   };
 }

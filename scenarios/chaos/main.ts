@@ -1,6 +1,6 @@
 // npm run chaos -- --events N --kills K [--concurrent PARTITIONS] [--restart-broker B] [--restart-postgres P] [--timeout S]
 //   [--nodes 3 [--kill-broker-for-good NODE] | --private-broker] [--kill-roles relay,consumer] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
-//   [--private-postgres] [--keep]
+//   [--private-postgres] [--keep] [--big-every N (every Nth event carries 1-5 MB)]
 // Runs the order writer, the relay and the notification consumer as child processes on real Kafka + PostgreSQL,
 // SIGKILLs relay and consumer K times (half of them at named hops), SIGKILLs the broker and starts it again B times,
 // restarts PostgreSQL P times (the project's private cluster, scripts/postgres.sh), and audits: every order exactly one
@@ -19,6 +19,7 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'effectively' },
     concurrent: { type: 'string', default: '0' },
     rate: { type: 'string' },
+    'big-every': { type: 'string', default: '0' },
     'restart-broker': { type: 'string', default: '0' },
     'restart-postgres': { type: 'string', default: '0' },
     'private-postgres': { type: 'boolean', default: false },
@@ -48,6 +49,7 @@ const result = await runChaos({
   kills: Number(values.kills),
   mode,
   concurrent: Number(values.concurrent),
+  bigEvery: Number(values['big-every']),
   restartBroker: Number(values['restart-broker']),
   restartPostgres: Number(values['restart-postgres']),
   privatePostgres: values['private-postgres'],

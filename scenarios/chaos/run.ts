@@ -46,6 +46,8 @@ export interface ChaosOptions {
   concurrent?: number;
   /** Orders per second written (default: events / 10 s, at least 500). */
   rate?: number;
+  /** Every Nth order's event padded with 1 to 5 MB (`--big-every N`; default 0: none). */
+  bigEvery?: number;
   /** Roles the kills take in turn (default: the relay — the writer for `no-outbox` — and the consumer). */
   killRoles?: Role[];
   /** Crash points armed in each role's first incarnation (deterministic crash tests). */
@@ -122,6 +124,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     rate: options.rate ?? defaultRate(options.events, options.kills),
     mode: options.mode ?? 'effectively',
     concurrent: options.concurrent ?? 0,
+    bigEvery: options.bigEvery ?? 0,
   };
   const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
   const brokerSetup = options.brokers ?? { nodes: 1 };

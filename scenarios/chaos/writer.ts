@@ -21,6 +21,14 @@ const producer = config.mode === 'no-outbox' ? kafkaTransport().producer({ clien
 const chunk = Math.min(200, Math.max(20, Math.round(config.rate / 50)));
 const say = (line: string) => console.error(line);
 
+/** Every `bigEvery`th order's event carries 1 to 5 MB of padding (the same size for the same order on a rewrite). */
+function padded<O extends { orderNo: number; event: { data: object } }>(order: O): O {
+  if (config.bigEvery <= 0 || order.orderNo % config.bigEvery !== 0) return order;
+  const megabytes = 1 + (order.orderNo % 5);
+  const pad = 'x'.repeat(megabytes * 1024 * 1024 - 64);
+  return { ...order, event: { ...order.event, data: { ...order.event.data, pad } } };
+}
+
 const started = Date.now();
 let written = 0;
 announceReady();
@@ -28,7 +36,7 @@ announceReady();
 const resumeAt = async () => (await untilUp(() => lastOrderNo(db, config.schema), { what: 'writer', log: say })) + 1;
 let next = await resumeAt();
 while (next <= config.events) {
-  const orders = newOrders(config.topic, next, Math.min(next + chunk - 1, config.events));
+  const orders = newOrders(config.topic, next, Math.min(next + chunk - 1, config.events)).map(padded);
   try {
     await db.transaction(async (tx) => {
       await saveOrders(tx, config.schema, orders);

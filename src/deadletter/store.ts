@@ -59,6 +59,8 @@ export interface RedriveOptions {
   dryRun?: boolean;
   /** Dead letters sent and marked per step (default 500): an interrupted redrive resumes after the last marked step. */
   chunkSize?: number;
+  /** About the most payload bytes per step (default 32 MiB; a single larger letter goes alone). */
+  chunkBytes?: number;
   /** Redrive even dead letters older than their group's dedup retention (see `EFF_REDRIVE_BEYOND_RETENTION`). */
   force?: boolean;
   /** Called (and awaited) after each step with how many are done out of how many. */
@@ -94,6 +96,8 @@ const files = {
   mark: 'mark.sql',
   discard: 'discard.sql',
   beyondRetention: 'beyond-retention.sql',
+  eventTimes: 'event-times.sql',
+  sizes: 'sizes.sql',
   listIds: 'list-ids.sql',
   lockDead: 'lock-dead.sql',
   givenUp: 'given-up.sql',
@@ -101,6 +105,13 @@ const files = {
 /** Ids read per query when a redrive lists what it will take. */
 const idPage = 10_000;
 const maxReason = 2000;
+
+/** A `ce_time` header kept base64: ms since the epoch, or null when absent or unreadable. */
+function eventTime(stored: string | null): number | null {
+  if (stored === null) return null;
+  const ms = Date.parse(Buffer.from(stored, 'base64').toString('utf8'));
+  return Number.isFinite(ms) ? ms : null;
+}
 
 function codeOf(error: unknown): string {
   return error instanceof EffectivelyError ? error.code : ErrorCodes.EFF_HANDLER_FAILED;
@@ -176,6 +187,37 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       filter.until ?? null,
     ]);
     return rows.map(toLetter);
+  }
+
+  /** The letters among `ids` older than a group's dedup retention, aged from their event's own time (see the SQL). */
+  async function beyondRetention(db: Queryable, ids: string[]): Promise<{ id: string; keep_ms: string }[]> {
+    const { rows: times } = await db.query<{ id: string; time: string | null }>(sql.eventTimes, [ids]);
+    const eventMs = new Map(times.map((row) => [row.id, eventTime(row.time)]));
+    const { rows } = await db.query<{ id: string; keep_ms: string }>(sql.beyondRetention, [
+      ids,
+      ids.map((id) => eventMs.get(id) ?? null),
+    ]);
+    return rows;
+  }
+
+  /** `ids` in order, cut into steps of at most `count` letters and about `bytes` payload bytes (one at least). */
+  async function steps(db: Queryable, ids: string[], count: number, bytes: number): Promise<string[][]> {
+    const { rows } = await db.query<{ id: string; size: number }>(sql.sizes, [ids]);
+    const size = new Map(rows.map((row) => [row.id, Number(row.size)]));
+    const chunks: string[][] = [];
+    let current: string[] = [];
+    let held = 0;
+    for (const id of ids) {
+      if (current.length > 0 && (current.length >= count || held >= bytes)) {
+        chunks.push(current);
+        current = [];
+        held = 0;
+      }
+      current.push(id);
+      held += size.get(id) ?? 0;
+    }
+    if (current.length > 0) chunks.push(current);
+    return chunks;
   }
 
   /** The ids of the letters `filter` matches (dead unless it says redriven), oldest first, a page at a time. */
@@ -308,11 +350,11 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       // Every matching letter unless told a limit: their ids only here, the rows are read chunk by chunk.
       const ids = await deadIds(db, filter);
       if (!options.force && ids.length > 0) {
-        const { rows } = await db.query<{ id: string; keep_ms: string }>(sql.beyondRetention, [ids]);
+        const rows = await beyondRetention(db, ids);
         if (rows.length > 0) {
           throw new EffectivelyError(
             ErrorCodes.EFF_REDRIVE_BEYOND_RETENTION,
-            `${rows.length} dead letter(s) first failed longer ago than a consumer group keeps dedup rows (${rows[0]!.keep_ms} ms): ` +
+            `${rows.length} dead letter(s) were written longer ago than a consumer group keeps dedup rows (${rows[0]!.keep_ms} ms): ` +
               `a replay the dedup table no longer covers could apply them twice; check they were never applied, then force`,
             { details: { ids: rows.map((row) => row.id) } },
           );
@@ -320,13 +362,14 @@ export function deadLetterStore(options: { schema?: string } = {}) {
       }
       const status = redrivable(filter);
       if (options.dryRun) return ids.length === 0 ? [] : list(db, { ids, limit: ids.length, status });
-      const chunkSize = options.chunkSize ?? 500;
       const done: DeadLetter[] = [];
-      for (let start = 0; start < ids.length; start += chunkSize) {
+      const chunks = await steps(db, ids, options.chunkSize ?? 500, options.chunkBytes ?? 32 * 1024 * 1024);
+      let sent = 0;
+      for (const chunk of chunks) {
         if (options.signal?.aborted) break;
-        const chunk = ids.slice(start, start + chunkSize);
         done.push(...(await inTransaction(db, (tx) => redriveChunk(db, tx, producer, chunk, status, options))));
-        await options.onProgress?.(start + chunk.length, ids.length);
+        sent += chunk.length;
+        await options.onProgress?.(sent, ids.length);
       }
       return done;
     },

@@ -16,7 +16,7 @@ UPDATE :schema.effects AS e
    SET attempts = e.attempts + 1,
        lease_id = $3::uuid,
        in_doubt = due.in_doubt,
-       next_attempt_at = clock_timestamp() + $4::int * interval '1 millisecond',
+       next_attempt_at = clock_timestamp() + $4::double precision * interval '1 millisecond',
        updated_at = now()
   FROM due
  WHERE e.id = due.id

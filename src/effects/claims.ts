@@ -78,8 +78,13 @@ export function effectClaims(schema: string) {
       ]);
       return (result.rowCount ?? 0) > 0;
     },
-    async dead(db: Queryable, effect: Claimed, input: { code: string; error: string }): Promise<boolean> {
-      const result = await db.query(sql.dead, [effect.id, effect.leaseId, clip(input.code), clip(input.error)]);
+    async dead(
+      db: Queryable,
+      effect: Claimed,
+      input: { code: string; error: string; inDoubt: boolean },
+    ): Promise<boolean> {
+      const { id, leaseId } = effect;
+      const result = await db.query(sql.dead, [id, leaseId, clip(input.code), clip(input.error), input.inDoubt]);
       return (result.rowCount ?? 0) > 0;
     },
   };

@@ -47,6 +47,15 @@ export function retryAfterMs(header: string | null, now: () => number = Date.now
 /** Worth calling again later: a server error, a request timeout, a conflict (same key in flight), a rate limit. */
 const transientStatus = (status: number) => status >= 500 || status === 408 || status === 409 || status === 429;
 
+/**
+ * Network errors that prove the request never reached the target: refused, no such host, no route. Anything else (a
+ * reset, a socket closed under the request, a stale keep-alive socket) may have come after the target read it.
+ */
+const notSent = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** A status after which the target may have done the work: any 5xx (a gateway's 502 or 504 too), a 409 (in flight). */
+const doubtfulStatus = (status: number) => status >= 500 || status === 409;
+
 /** The network error's code (`ECONNREFUSED`, `UND_ERR_SOCKET`), if any. */
 function errorCode(error: unknown): string | undefined {
   const cause = (error as { cause?: { code?: unknown; errors?: { code?: unknown }[] } } | undefined)?.cause;
@@ -70,9 +79,10 @@ function referenceOf(text: string): ProviderResult {
 
 /**
  * The provider port over HTTP. A call POSTs the effect as JSON with `Idempotency-Key: <effect id>`; 2xx is done (its
- * `reference` from the answer's `id` or `reference`); 5xx, 408, 409, 429 and a refused connection are transient (with
- * the answer's Retry-After, seconds or an HTTP date); other 4xx permanent; no answer within `timeoutMs` a timeout
- * (outcome unknown). The caller's abort (the sender's timeout or close) passes through as it is.
+ * `reference` from the answer's `id` or `reference`); 5xx, 408, 409, 429 and a failed connection are transient (with
+ * the answer's Retry-After, seconds or an HTTP date), and in doubt (the target may have done it) after a 5xx, a 409
+ * or a connection cut once the request was sent: only a refused or unreachable target proves nothing was done; other
+ * 4xx permanent; no answer within `timeoutMs` a timeout (outcome unknown, in doubt). The caller's abort (the sender's timeout or close) passes through as it is.
  */
 export function httpProvider(options: HttpProviderOptions): HttpProvider {
   let base: URL;
@@ -130,10 +140,12 @@ export function httpProvider(options: HttpProviderOptions): HttpProvider {
       if (timer?.aborted) {
         throw new ProviderError('timeout', `${name} did not answer within ${timeoutMs} ms`, { cause: error });
       }
-      // Refused, unreachable, or cut off (a stale keep-alive socket, a reset): transient, retried with the same key.
+      // Refused or unreachable: nothing was sent. Cut off (a stale keep-alive socket, a reset): the target may have
+      // read and done it, so the effect is in doubt. Transient either way, retried with the same key.
       const code = errorCode(error);
       throw new ProviderError('transient', `${name} request failed: ${code ?? reason}`, {
         cause: error,
+        inDoubt: code === undefined || !notSent.has(code),
         ...(code === undefined ? {} : { details: { code } }),
       });
     }
@@ -144,7 +156,12 @@ export function httpProvider(options: HttpProviderOptions): HttpProvider {
     const details = { status: response.status };
     if (!transientStatus(response.status)) return new ProviderError('permanent', what, { details });
     const wait = retryAfterMs(response.headers.get('retry-after'), now);
-    return new ProviderError('transient', what, wait === undefined ? { details } : { details, retryAfterMs: wait });
+    const inDoubt = doubtfulStatus(response.status);
+    return new ProviderError(
+      'transient',
+      what,
+      wait === undefined ? { details, inDoubt } : { details, inDoubt, retryAfterMs: wait },
+    );
   }
 
   const send: EffectProvider = async (effect, context) => {

@@ -54,19 +54,27 @@ export const providerCodes = {
 export interface ProviderErrorOptions extends Omit<EffectivelyErrorOptions, 'retryable'> {
   /** The provider asked not to be called again before this (a 429's or 503's `Retry-After`). */
   retryAfterMs?: number;
+  /**
+   * A transient failure after which the provider may have done the work all the same (a connection cut once the
+   * request was sent, a gateway's 502 or 504, any 5xx): the effect is marked in doubt, as after a timeout. Default
+   * false for `transient` and `permanent`; a `timeout` is always in doubt.
+   */
+  inDoubt?: boolean;
 }
 
 /** Thrown by a provider to classify its failure; the sender retries, waits or gives up accordingly. */
 export class ProviderError extends EffectivelyError {
   readonly failure: ProviderFailure;
   readonly retryAfterMs: number | undefined;
+  readonly inDoubt: boolean;
 
   constructor(failure: ProviderFailure, message: string, options: ProviderErrorOptions = {}) {
-    const { retryAfterMs, ...rest } = options;
+    const { retryAfterMs, inDoubt, ...rest } = options;
     super(providerCodes[failure], message, { ...rest, retryable: failure !== 'permanent' });
     this.name = 'ProviderError';
     this.failure = failure;
     this.retryAfterMs = retryAfterMs;
+    this.inDoubt = failure === 'timeout' || inDoubt === true;
   }
 }
 
@@ -74,7 +82,7 @@ export class ProviderError extends EffectivelyError {
  * permanent; anything else as transient, and in doubt (we cannot tell whether the provider acted). */
 export function classify(error: unknown): { failure: ProviderFailure; inDoubt: boolean; retryAfterMs?: number } {
   if (error instanceof ProviderError) {
-    const inDoubt = error.failure === 'timeout';
+    const { inDoubt } = error;
     return error.retryAfterMs === undefined
       ? { failure: error.failure, inDoubt }
       : { failure: error.failure, inDoubt, retryAfterMs: error.retryAfterMs };

@@ -112,6 +112,8 @@ function isBreaker(value: CircuitBreakerOptions | CircuitBreaker): value is Circ
   return typeof (value as CircuitBreaker).tryAcquire === 'function';
 }
 
+const maxTimerMs = 2 ** 31 - 1;
+
 function positive(name: string, value: number, integer = false): number {
   if (!(value > 0 && Number.isFinite(value)) || (integer && !Number.isInteger(value))) {
     throw invalidOptions(name, integer ? 'a positive integer' : 'a positive number');
@@ -128,6 +130,8 @@ export function createSender(options: SenderOptions): Sender {
   const schema = librarySchema(options.schema);
   const concurrency = positive('concurrency', options.concurrency ?? 4, true);
   const callTimeoutMs = positive('callTimeoutMs', options.callTimeoutMs ?? 10_000);
+  // Timers take at most 2^31 - 1 ms (a longer one fires at once: every call would time out on the spot).
+  if (callTimeoutMs > maxTimerMs) throw invalidOptions('callTimeoutMs', `at most ${maxTimerMs} ms`);
   const leaseMs = positive('leaseMs', options.leaseMs ?? 60_000, true);
   if (leaseMs <= callTimeoutMs) throw invalidOptions('leaseMs', 'longer than callTimeoutMs');
   const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs ?? 500);
@@ -201,7 +205,7 @@ export function createSender(options: SenderOptions): Sender {
       if (await claims.retry(db, effect, { delayMs, inDoubt, code, error: reasonOf(error) })) counts.retried += 1;
       return;
     }
-    if (await claims.dead(db, effect, { code, error: reasonOf(error) })) {
+    if (await claims.dead(db, effect, { code, error: reasonOf(error), inDoubt: outcome.inDoubt })) {
       counts.dead += 1;
       logger.error('effect is dead', { id: effect.id, key: effect.key, kind: effect.kind, ...errorFields(error) });
       options.onDead?.(effect, error);

@@ -1,4 +1,4 @@
-import { classifySendFailure } from './refusal.ts';
+import { classifySendFailure, deliveredHead } from './refusal.ts';
 
 export interface ChunkRow {
   seq: string;
@@ -18,8 +18,10 @@ export interface ChunkDeps<Row extends ChunkRow> {
  * Publishes one chunk and returns the rows the broker acknowledged. A send the transport refused for good is split in
  * halves, sent in order, down to the one row that is refused on its own: that row is set aside and its key blocked,
  * so the rest of the chunk flows and no later row of that key goes out ahead of it. A refusal that only a whole batch
- * earns (Kafka's RECORD_LIST_TOO_LARGE, a batch over the topic's size) ends in halves that pass. Any other failure is
- * thrown: the pass rolls back and is retried as it was (a broker that is down sets nothing aside).
+ * earns (Kafka's RECORD_LIST_TOO_LARGE, a batch over the topic's size) ends in halves that pass, and so does a send too
+ * much for the client's local queue (split, never set aside). A failed send whose head the broker acknowledged (the
+ * transport stops producing at the first record it could not take) keeps that head and goes on with the rest. Any
+ * other failure is thrown: the pass rolls back and is retried as it was (a broker that is down sets nothing aside).
  */
 export async function publishChunk<Row extends ChunkRow>(rows: readonly Row[], deps: ChunkDeps<Row>): Promise<Row[]> {
   const open = rows.filter((row) => !deps.blocked.has(row.key));
@@ -28,8 +30,12 @@ export async function publishChunk<Row extends ChunkRow>(rows: readonly Row[], d
     await deps.send(open);
     return open;
   } catch (error) {
+    const delivered = deliveredHead(error);
+    if (delivered > 0 && delivered < open.length) {
+      return [...open.slice(0, delivered), ...(await publishChunk(open.slice(delivered), deps))];
+    }
     const { failure, code } = classifySendFailure(error);
-    if (failure !== 'refused') throw error;
+    if (failure !== 'refused' && (failure !== 'too-much' || open.length === 1)) throw error;
     if (open.length === 1) {
       const [row] = open as [Row];
       deps.blocked.add(row.key);

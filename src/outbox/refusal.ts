@@ -2,9 +2,10 @@ import { EffectivelyError, ErrorCodes } from '../errors.ts';
 
 /**
  * What a failed `send` means for the relay, read from the error codes the transports' errors carry (never their
- * message text): a refusal no retry can fix, a producer that must be replaced, or anything else (retried as it is).
+ * message text): a refusal no retry can fix, a producer that must be replaced, a send too large for the client as a
+ * whole (its local queue full: smaller sends pass), or anything else (retried as it is).
  */
-export type SendFailure = 'refused' | 'fatal' | 'transient';
+export type SendFailure = 'refused' | 'fatal' | 'too-much' | 'transient';
 
 // librdkafka's codes (the Kafka client's `error.code`, numbers): the broker or the client refuses these records for
 // good. They repeat on every retry until someone changes the topic or the record.
@@ -30,6 +31,9 @@ const kafkaFatal = new Map<number, string>([
   [47, 'ERR_INVALID_PRODUCER_EPOCH'],
   [90, 'ERR_PRODUCER_FENCED'],
 ]);
+
+// The client's local limits: the send as a whole is too much for it; halves pass.
+const kafkaTooMuch = new Map<number, string>([[-184, 'ERR__QUEUE_FULL']]);
 
 // SQLSTATE classes the embedded log (PostgreSQL/PGlite) answers for data it will never take: data exceptions (22),
 // integrity constraints such as a CHECK on topic names (23, but not a concurrent 23505/23P01), program limits (54).
@@ -62,6 +66,8 @@ export function classifySendFailure(error: unknown): Classified {
       if (fatal) return { failure: 'fatal', code: fatal };
       const refusal = kafkaRefusals.get(code);
       if (refusal) return { failure: 'refused', code: refusal };
+      const tooMuch = kafkaTooMuch.get(code);
+      if (tooMuch) return { failure: 'too-much', code: tooMuch };
     } else if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && sqlRefusal(code)) {
       return { failure: 'refused', code };
     } else if (cause instanceof EffectivelyError && !cause.retryable && !notRefusals.has(cause.code)) {
@@ -87,4 +93,10 @@ export function storableText(text: string): string {
   return text
     .replaceAll('\u0000', '\\0')
     .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
+/** How many records at the head of a failed send were acknowledged (the transport says so in `details.delivered`). */
+export function deliveredHead(error: unknown): number {
+  const delivered = error instanceof EffectivelyError ? error.details?.delivered : undefined;
+  return typeof delivered === 'number' && Number.isInteger(delivered) && delivered > 0 ? delivered : 0;
 }

@@ -33,12 +33,23 @@ export interface RelayOptions {
   shards?: number;
   /** Most rows read and sent at once (default 1000). */
   batchSize?: number;
+  /**
+   * About the most payload bytes in one chunk (default 32 MiB): rows are taken while the chunk holds less, so a chunk
+   * of large rows stays within the Kafka client's local queue (`queue.buffering.max.kbytes`) and the embedded log's
+   * parameter size. A single row larger than this still goes, alone.
+   */
+  batchBytes?: number;
   /** Most chunks of `batchSize` per pass, the next read while the previous is sent (default 4). */
   chunksPerPass?: number;
   /** Fallback poll when no NOTIFY arrives (default 250 ms). */
   pollIntervalMs?: number;
   /** Wait after a failed pass before the next (default 1000 ms). */
   errorBackoffMs?: number;
+  /**
+   * A pass still running after this many ms is logged as a warning, and again at each further interval (default
+   * 60,000): a pass waiting on a silent connection or a stalled broker says so instead of hanging without a word.
+   */
+  passWarnMs?: number;
   /** Listen for the outbox's NOTIFY (default true when the Db supports it). */
   listen?: boolean;
   logger?: Logger;
@@ -83,6 +94,8 @@ interface OutboxRow extends Record<string, unknown> {
   headers: Record<string, string>;
   /** base64 */
   payload: string | null;
+  /** Payload bytes. */
+  size: number;
 }
 
 /**
@@ -94,11 +107,15 @@ export function createRelay(options: RelayOptions): Relay {
   const shards = options.shards ?? defaultShards;
   const batchSize = options.batchSize ?? 1000;
   const chunksPerPass = options.chunksPerPass ?? 4;
+  const batchBytes = options.batchBytes ?? 32 * 1024 * 1024;
+  if (!(Number.isSafeInteger(batchBytes) && batchBytes > 0)) throw invalidOptions('batchBytes', 'a positive integer');
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   const errorBackoffMs = options.errorBackoffMs ?? 1000;
   if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw invalidOptions('shards', 'an integer in 1..1024');
   if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidOptions('batchSize', 'a positive integer');
   if (!(pollIntervalMs > 0)) throw invalidOptions('pollIntervalMs', 'a positive number');
+  const passWarnMs = options.passWarnMs ?? 60_000;
+  if (!(passWarnMs > 0 && passWarnMs <= 2 ** 31 - 1)) throw invalidOptions('passWarnMs', 'a positive number of ms');
   const logger = options.logger ?? stderrLogger;
   const watch = relayWatch(logger);
   const { db } = options;
@@ -180,14 +197,14 @@ export function createRelay(options: RelayOptions): Relay {
    * before the next is sent, while the next is already being read; the rows are deleted after the last
    * acknowledgement, all in one transaction. Rows the transport refuses for good are set aside in that transaction.
    */
-  async function pass(): Promise<{ published: number; refused: RefusedEvent[] }> {
+  async function pass(): Promise<{ published: number; refused: RefusedEvent[]; full: boolean }> {
     return db.transaction(async (tx) => {
       const { rows: owned } = await tx.query<{ shard: number; stored: string | null }>(sql.claim, [shards, lockSpace]);
       const mismatch = owned.find((row) => row.shard === -1);
       if (mismatch) throw shardsMismatch(schema, shards, String(mismatch.stored));
-      if (owned.length === 0) return { published: 0, refused: [] };
+      if (owned.length === 0) return { published: 0, refused: [], full: false };
       const shardList = owned.map((row) => row.shard);
-      const fetch = (fromSeq: string) => tx.query<OutboxRow>(sql.fetch, [shardList, batchSize, fromSeq]);
+      const fetch = (fromSeq: string) => tx.query<OutboxRow>(sql.fetch, [shardList, batchSize, fromSeq, batchBytes]);
       const sent: string[] = [];
       const refused: RefusedEvent[] = [];
       const blocked = new Set<string>();
@@ -199,8 +216,13 @@ export function createRelay(options: RelayOptions): Relay {
         blocked,
       };
       let chunk = (await fetch('0')).rows;
+      // A chunk cut by its row or byte budget: rows may follow (read in this pass, or at once in the next).
+      const cut = (rows: readonly OutboxRow[]) =>
+        rows.length === batchSize || rows.reduce((sum, row) => sum + Number(row.size), 0) >= batchBytes;
+      let full = false;
       for (let index = 0; chunk.length > 0; index++) {
-        const more = chunk.length === batchSize && index + 1 < chunksPerPass;
+        full = cut(chunk);
+        const more = full && index + 1 < chunksPerPass;
         const nextSeq = (BigInt(chunk.at(-1)!.seq) + 1n).toString();
         // The next read runs while this chunk is sent; its failure is handled here at once (a database that drops
         // during a send must not leave a rejection nobody listens to) and surfaces when it is awaited below.
@@ -214,7 +236,7 @@ export function createRelay(options: RelayOptions): Relay {
         await options.faults?.('relay:after-publish');
         await tx.query(sql.remove, [sent]);
       }
-      return { published: sent.length, refused };
+      return { published: sent.length, refused, full };
     });
   }
 
@@ -233,11 +255,15 @@ export function createRelay(options: RelayOptions): Relay {
 
   async function run(): Promise<void> {
     while (!stop.signal.aborted) {
-      let published = 0;
+      let full = false;
       notified = false;
+      const started = Date.now();
+      const watchdog = setInterval(() => {
+        logger.warn('relay pass still running', { runningMs: Date.now() - started });
+      }, passWarnMs);
       try {
-        const result = await pass();
-        published = result.published;
+        const result = await pass().finally(() => clearInterval(watchdog));
+        full = result.full;
         report(result);
       } catch (error) {
         if (stop.signal.aborted) return;
@@ -246,7 +272,7 @@ export function createRelay(options: RelayOptions): Relay {
         await sleep(errorBackoffMs, stop.signal);
         continue;
       }
-      if (published >= batchSize * chunksPerPass || notified) continue;
+      if (full || notified) continue;
       // Until a NOTIFY, the poll interval, or close; whichever comes first clears the others (no pending timers pile up).
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -277,7 +303,12 @@ export function createRelay(options: RelayOptions): Relay {
         loop = run();
         watch.started({ schema, shards, listen: unlisten !== undefined });
       })();
-      return starting;
+      // A start that failed (the database or the broker down) can be tried again on the same relay.
+      const attempt = starting;
+      attempt.catch(() => {
+        if (starting === attempt && !loop) starting = undefined;
+      });
+      return attempt;
     },
     async drain(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

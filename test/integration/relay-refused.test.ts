@@ -140,10 +140,13 @@ test('naive twin: the whole chunk, sent again as the old relay did, is refused e
 test('a transient client error sets nothing aside: the rows wait and the relay retries', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  await enqueue(db, schema, issueShape('orders').slice(0, 5));
-  // A local queue of one message: every send of five fails with ERR__QUEUE_FULL, a transient error (as a broker
-  // that is down: the client gives up after message.timeout.ms with ERR__MSG_TIMED_OUT, also transient).
-  const full = kafkaTransport({ clientId: 'effectively-test', rdkafka: { 'queue.buffering.max.messages': 1 } });
+  const big = (n: number) =>
+    createEvent({ topic: 'orders', type: 'x', source: '/t', key: 'K', data: { n, pad: 'x'.repeat(2_000) } });
+  await enqueue(db, schema, [1, 2, 3, 4, 5].map(big));
+  // A local queue of 1 KB: not one of these 2 KB records fits, so every send fails with ERR__QUEUE_FULL down to a
+  // single record, a transient error (as a broker that is down: the client gives up after message.timeout.ms with
+  // ERR__MSG_TIMED_OUT, also transient). A send that only overfills the queue is split instead (relay-queue-full).
+  const full = kafkaTransport({ clientId: 'effectively-test', rdkafka: { 'queue.buffering.max.kbytes': 1 } });
   const failures: Record<string, unknown>[] = [];
   const relay = createRelay({
     db,
@@ -174,6 +177,7 @@ test('broker-down and time-out codes are transient, refusals and fatal errors ar
   assert.deepEqual(classifySendFailure(kafkaError(18)), { failure: 'refused', code: 'ERR_RECORD_LIST_TOO_LARGE' });
   assert.deepEqual(classifySendFailure(kafkaError(3)), { failure: 'refused', code: 'ERR_UNKNOWN_TOPIC_OR_PART' });
   assert.deepEqual(classifySendFailure(kafkaError(-150)), { failure: 'fatal', code: 'ERR__FATAL' });
+  assert.deepEqual(classifySendFailure(kafkaError(-184)), { failure: 'too-much', code: 'ERR__QUEUE_FULL' });
   // A transport's coded refusal counts even under a retryable wrapper; a closed producer does not.
   const wrapped = (cause: Error) =>
     new EffectivelyError(ErrorCodes.EFF_TRANSPORT, 'send failed', { retryable: true, cause });

@@ -2,6 +2,7 @@ import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import type { Consumer, OutgoingRecord, Producer, TopicPartitionOffset } from '../port.ts';
 import type { Kafka } from './client.ts';
 import { KafkaConsumer } from './consumer.ts';
+import { defaultMessageMaxBytes, produceInOrder } from './producer-order.ts';
 import { txnErrorKind } from './txn-errors.ts';
 
 type ClientProducer = ReturnType<Kafka['producer']>;
@@ -50,9 +51,11 @@ export class KafkaProducer implements Producer {
   #closing: Promise<void> | undefined;
 
   readonly #transactional: boolean;
+  readonly #maxBytes: number;
 
   constructor(kafka: Kafka, rdkafka: Record<string, string | number | boolean>, transactionalId?: string) {
     this.#transactional = transactionalId !== undefined;
+    this.#maxBytes = Number(rdkafka['message.max.bytes'] ?? defaultMessageMaxBytes);
     this.#make = () =>
       kafka.producer({
         kafkaJS: {
@@ -66,32 +69,38 @@ export class KafkaProducer implements Producer {
         // No Nagle delay: a small produce request would otherwise wait on the broker's delayed ACK (docs/kafka.md).
         'socket.nagle.disable': true,
         // Room for large records (the broker script allows 16 MB); a record over the limit fails its send, loudly.
-        'message.max.bytes': 16 * 1024 * 1024,
+        'message.max.bytes': defaultMessageMaxBytes,
         ...rdkafka,
       });
     this.#client = this.#make();
   }
 
+  /**
+   * Connects once; a connect that failed (the broker down) is not kept: the client, which connects only once, is
+   * replaced and the next call tries again.
+   */
   connect(): Promise<void> {
-    this.#connecting ??= this.#client.connect();
-    return this.#connecting;
+    if (this.#connecting) return this.#connecting;
+    const client = this.#client;
+    const connecting = client.connect().catch((error: unknown) => {
+      if (this.#client === client && this.#connecting === connecting && !this.#closing) {
+        this.#client = this.#make();
+        this.#connecting = undefined;
+      }
+      throw error;
+    });
+    this.#connecting = connecting;
+    return connecting;
   }
 
   async send(records: readonly OutgoingRecord[]): Promise<void> {
     if (records.length === 0) return;
     if (this.#closing) throw new EffectivelyError(ErrorCodes.EFF_CLOSED, 'producer is closed');
     // A record Kafka cannot carry is refused before anything is sent (EFF_INVALID_EVENT, not retryable).
-    const topicMessages = groupByTopic(records);
+    const messages = records.map(toMessage);
     await this.connect();
-    try {
-      // sendBatch keeps each topic's messages in the order given; with idempotence the broker keeps it too.
-      await this.#client.sendBatch({ topicMessages });
-    } catch (error) {
-      throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `kafka send failed: ${(error as Error).message}`, {
-        retryable: true,
-        cause: error,
-      });
-    }
+    // In the order given, nothing produced behind a record the client refused (see produceInOrder).
+    await produceInOrder(this.#client, records, messages, this.#maxBytes);
   }
 
   async sendInTransaction(

@@ -1,0 +1,81 @@
+// Key order under a record larger than the PRODUCER's `message.max.bytes` (the topic would take it). librdkafka refuses
+// such a record synchronously inside produce(); the client's sendBatch rejected only that record and went on producing
+// the rest of the send, so a later row of its key was written while it was set aside. The transport now refuses the
+// record before anything of the send is produced, and stops producing once one produce() throws. Real broker.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { decodeEvent } from '../../src/envelope/cloudevents.ts';
+import { createEvent } from '../../src/envelope/event.ts';
+import { silentLogger } from '../../src/observability/logger.ts';
+import { createOutbox } from '../../src/outbox/outbox.ts';
+import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
+import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import type { Producer } from '../../src/transport/port.ts';
+import { eventually, freshSchema } from '../support/fixtures.ts';
+import { readTopic } from '../support/read-topic.ts';
+import { sendBatchProducer } from '../support/send-batch-producer.ts';
+import { needs } from '../support/services.ts';
+import { smallTopic } from '../support/small-topic.ts';
+
+const producerLimit = 100_000;
+const rdkafka = { 'message.max.bytes': producerLimit, 'enable.gapless.guarantee': true };
+
+/** Relays K 1, K 2 (200 KB: over the producer's limit, under the topic's), K 3, then 10 others; K's order on the topic. */
+async function run(t: import('node:test').TestContext, producer: () => Producer) {
+  const { db, schema } = await freshSchema(t);
+  const topic = await smallTopic(t, { maxMessageBytes: 1_000_000, prefix: 'limit' });
+  const event = (key: string, n: number, pad = 0) =>
+    createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
+  await db.transaction((tx) =>
+    createOutbox({ schema }).enqueue(tx, [
+      event('K', 1),
+      event('K', 2, 200_000),
+      event('K', 3),
+      ...Array.from({ length: 10 }, (_, i) => event(`other-${i}`, 100 + i)),
+    ]),
+  );
+  const refused: RefusedEvent[] = [];
+  const relay = createRelay({
+    db,
+    schema,
+    producerFactory: producer,
+    errorBackoffMs: 100,
+    logger: silentLogger,
+    onRefused: (row) => refused.push(row),
+  });
+  t.after(() => relay.close());
+  await relay.start();
+  await eventually(async () => refused.length === 1, 30_000, 'the big row set aside');
+  const left = async () =>
+    Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox WHERE key <> 'K'`)).rows[0]?.n);
+  await eventually(async () => (await left()) === 0, 30_000, 'the other rows published');
+  const transport = kafkaTransport({ clientId: 'effectively-test' });
+  const admin = transport.admin();
+  const ends = await admin.endOffsets(topic);
+  await admin.close();
+  const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
+  const order: number[] = [];
+  for (const record of await readTopic(transport, topic, total)) {
+    const decoded = decodeEvent(record);
+    if (decoded.key === 'K') order.push((decoded.data as { n: number }).n);
+  }
+  return { order, code: refused[0]?.errorCode };
+}
+
+test('a record over the producer message.max.bytes: set aside, nothing of its key written behind it', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const transport = kafkaTransport({ clientId: 'effectively-test', rdkafka });
+  const { order, code } = await run(t, () => transport.producer());
+  assert.equal(code, 'ERR_MSG_SIZE_TOO_LARGE');
+  assert.deepEqual(
+    order.filter((n, i) => order.indexOf(n) === i),
+    [1],
+    `K's order on the topic: ${order.join(', ')}`,
+  );
+});
+
+test("naive twin: the client's sendBatch writes K 3 while K 2 is set aside", async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { order } = await run(t, () => sendBatchProducer(rdkafka));
+  assert.ok(order.includes(3), `K's order on the topic: ${order.join(', ')}`);
+});
