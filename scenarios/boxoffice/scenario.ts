@@ -277,7 +277,13 @@ async function finish(
     refunds: paid.refunds,
     seatsOk: audit.showsWrong === 0 && audit.searchBehind === 0,
     duplicates: Math.max(0, audit.orders - load.placed) + paid.duplicates,
-    lost: audit.unheld + audit.unreleased + audit.otherDead + Math.max(0, load.placed - audit.orders) + paid.lost,
+    lost:
+      audit.unheld +
+      audit.unreleased +
+      audit.uncompensated +
+      audit.otherDead +
+      Math.max(0, load.placed - audit.orders) +
+      paid.lost,
   };
   const line = auditLine(options.scenario, counts);
   const alerted = run.alertAfterS !== undefined && run.alertAfterS <= 10;
