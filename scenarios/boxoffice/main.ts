@@ -31,7 +31,7 @@ const result = await runScenario({
 console.log(
   `${name}: crashes ${result.crashes.length} (${result.crashes.join(', ')})${result.missed.length > 0 ? `, not reached: ${result.missed.join(', ')}` : ''}; ` +
     `poison order: ${result.audit.poisoned} dead letters, alert after ${result.alertAfterS?.toFixed(1) ?? '-'} s; ` +
-    `${result.audit.refused} orders refused (sold out); e-mail calls at most ${result.maxCallsPerSecond}/s (limit ${result.emailRate}/s); ${result.seconds.toFixed(1)} s`,
+    `${result.audit.refused} orders refused (sold out, ${result.audit.uncompensated} not cancelled); e-mail calls at most ${result.maxCallsPerSecond}/s (limit ${result.emailRate}/s); ${result.seconds.toFixed(1)} s`,
 );
 if (result.report) console.log(`report: ${result.report}`);
 console.log(result.line);

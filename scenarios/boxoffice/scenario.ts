@@ -2,6 +2,7 @@
 // its faults, one poison order, planned crashes at the library's hops; then the audit, counted from the services'
 // own tables, as one line: `<scenario>: orders=N emails=E charges=C refunds=R seats_ok=yes duplicates=0 lost=0`.
 
+import type { Show } from '../../examples/boxoffice/inventory/index.ts';
 import { type BoxofficeOptions, defaultShows, prepareBoxoffice } from '../../examples/boxoffice/system.ts';
 import { type EmailProvider, startEmailProvider } from '../../examples/email-provider/server.ts';
 import { type PaymentProvider, startPaymentProvider } from '../../examples/payment-provider/server.ts';
@@ -18,6 +19,8 @@ export interface ScenarioOptions {
   scenario: string;
   transport: TransportName;
   orders: number;
+  /** Shows on sale (default: the boxoffice's three); a small one sells out, and its late orders are refused. */
+  shows?: Show[];
   /** Crashes, spread evenly over the orders placed. */
   crashes: PlannedCrash[];
   lostAnswers?: number;
@@ -31,6 +34,8 @@ export interface ScenarioOptions {
   stallMs?: number;
   /** The order service's Idempotency-Key rows (default true; false: the naive twin, a resent request orders again). */
   idempotencyKeys?: boolean;
+  /** The order service cancels refused orders (default true; false: the naive twin, a refused order stays charged). */
+  cancelRefused?: boolean;
   /** Embedded: run in this database (a schema of the run's own) instead of a new PGlite. */
   embeddedDb?: Db;
   /** Other runs to show in the report beside this one (the naive build's, in `npm start`). */
@@ -105,8 +110,8 @@ const fast = {
 
 function serviceOptions(options: ScenarioOptions, providers: Providers, onAlert: () => void): BoxofficeOptions {
   return {
-    shows: defaultShows,
-    order: { idempotencyKeys: options.idempotencyKeys ?? true },
+    shows: options.shows ?? defaultShows,
+    order: { idempotencyKeys: options.idempotencyKeys ?? true, cancelRefused: options.cancelRefused ?? true },
     notification: {
       emailUrl: providers.email.url,
       ratePerSecond: options.emailRate ?? 200,
@@ -205,7 +210,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     const load = await generateLoad({
       url: () => supervisor.orderUrl,
       orders: options.orders,
-      shows: defaultShows,
+      shows: options.shows ?? defaultShows,
       ...(options.lostAnswers === undefined ? {} : { lostAnswers: options.lostAnswers }),
       ...(options.cancelEvery === undefined ? {} : { cancelEvery: options.cancelEvery }),
       onPlaced: async (placed) => {
@@ -277,7 +282,13 @@ async function finish(
     refunds: paid.refunds,
     seatsOk: audit.showsWrong === 0 && audit.searchBehind === 0,
     duplicates: Math.max(0, audit.orders - load.placed) + paid.duplicates,
-    lost: audit.unheld + audit.unreleased + audit.otherDead + Math.max(0, load.placed - audit.orders) + paid.lost,
+    lost:
+      audit.unheld +
+      audit.unreleased +
+      audit.uncompensated +
+      audit.otherDead +
+      Math.max(0, load.placed - audit.orders) +
+      paid.lost,
   };
   const line = auditLine(options.scenario, counts);
   const alerted = run.alertAfterS !== undefined && run.alertAfterS <= 10;

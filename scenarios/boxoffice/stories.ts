@@ -1,6 +1,7 @@
 // The three boxoffice scenarios: the same services and load, each with the faults of its story. `short` is the CI
 // size (a few seconds); the full size is run by hand.
 
+import { defaultShows } from '../../examples/boxoffice/system.ts';
 import type { ProviderFault, ScenarioOptions } from './scenario.ts';
 import type { PlannedCrash } from './supervisor.ts';
 
@@ -30,8 +31,12 @@ const notificationSystem = (short: boolean): Story => ({
   lostAnswers: short ? 2 : 10,
 });
 
-/** Charges through 503s, timeouts after charging (settled by lookup) and slow answers; refunds after cancels. */
+/**
+ * Charges through 503s, timeouts after charging (settled by lookup) and slow answers; refunds after cancels, and after
+ * the refusals of a small show that sells out (the order service cancels a refused order: charged, then refunded).
+ */
 const paymentSystem = (short: boolean): Story => ({
+  shows: [...defaultShows, { showId: 'encore', capacity: short ? 8 : 100 }],
   crashes: [
     crash('payment', 'consumer:after-db-commit'),
     crash('any', 'relay:after-publish'),

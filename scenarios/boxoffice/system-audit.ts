@@ -7,6 +7,8 @@ export interface SystemAudit {
   unheld: number;
   unreleased: number;
   refused: number;
+  /** Refused orders (sold out) the order service has not cancelled: charged, and no refund coming. */
+  uncompensated: number;
   showsWrong: number;
   searchBehind: number;
   pending: number;
@@ -27,6 +29,7 @@ export async function auditSystem(db: Queryable, schema: string, poisonKey = '')
     unheld: n('unheld'),
     unreleased: n('unreleased'),
     refused: n('refused'),
+    uncompensated: n('uncompensated'),
     showsWrong: n('shows_wrong'),
     searchBehind: n('search_behind'),
     pending: n('pending'),
@@ -35,6 +38,9 @@ export async function auditSystem(db: Queryable, schema: string, poisonKey = '')
   };
 }
 
-/** Nothing left in flight: every order decided by inventory, every cancel released, search caught up, outbox empty. */
+/**
+ * Nothing left in flight: every order decided by inventory, every cancel released, every refusal cancelled, search
+ * caught up, outbox empty.
+ */
 export const settled = (a: SystemAudit) =>
-  a.unheld === 0 && a.unreleased === 0 && a.searchBehind === 0 && a.pending === 0;
+  a.unheld === 0 && a.unreleased === 0 && a.uncompensated === 0 && a.searchBehind === 0 && a.pending === 0;

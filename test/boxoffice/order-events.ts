@@ -41,7 +41,7 @@ export function anOrder(customer = { name: 'Ana', email: 'ana@example.test' }) {
     ...order,
     type: OrderCancelledType,
     version: 2,
-    data: { ...base, version: 2 },
+    data: { ...base, reason: 'customer', version: 2 },
   });
   return { orderId, confirmed, cancelled };
 }

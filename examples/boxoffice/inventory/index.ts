@@ -1,5 +1,6 @@
-// The inventory service: holds seats on OrderConfirmed and releases them on OrderCancelled, orders of different keys
-// in parallel lanes (`concurrency: 'key'`), and publishes SeatsHeld / SeatsReleased to `boxoffice.seats`.
+// The inventory service: holds (or refuses) seats on OrderConfirmed and releases them on OrderCancelled, orders of
+// different keys in parallel lanes (`concurrency: 'key'`); it publishes SeatsHeld / SeatsRefused / SeatsReleased to
+// `boxoffice.seats`.
 import { createConsumer, createOutbox, createRelay, type Queryable, stderrLogger } from 'effectively';
 import { type BoxofficeDeps, dedupRetention, groupName, type RunningService } from '../shared/deps.ts';
 import {

@@ -1,5 +1,6 @@
 // Holding and releasing seats, in the consumer's transaction: the show's row, the order's hold row and the
-// SeatsHeld / SeatsReleased event (through the outbox) commit together.
+// SeatsHeld / SeatsRefused / SeatsReleased event (through the outbox) commit together. A SeatsRefused is how the
+// order service learns that an order it confirmed got no seats (it cancels the order: refund and e-mail follow).
 import { createEvent, isUuid, type Outbox, PermanentError, type Queryable } from 'effectively';
 import {
   type OrderCancelled,
@@ -7,6 +8,7 @@ import {
   type OrderEvent,
   type SeatsChanged,
   SeatsHeldType,
+  SeatsRefusedType,
   SeatsReleasedType,
   seatsTopic,
 } from '../shared/events.ts';
@@ -50,7 +52,7 @@ export type TakeSeats = (tx: Queryable, schema: string, showId: string, seats: n
 export const takeSeats: TakeSeats = async (tx, schema, showId, seats) =>
   (await tx.query<Change>(sqlFile(import.meta.url, 'take.sql', schema), [showId, seats])).rows[0];
 
-/** Holds an order's seats if the show has them; else the hold is refused (sold out). */
+/** Holds an order's seats if the show has them; else the hold is refused (sold out) and the refusal announced. */
 export async function holdSeats(
   tx: Queryable,
   schema: string,
@@ -65,12 +67,20 @@ export async function holdSeats(
   if (decided.rowCount === 0) return; // decided before, or cancelled before it came
   const taken = await take(tx, schema, order.showId, order.seats);
   if (taken) return announce(tx, outbox, SeatsHeldType, order, taken);
-  const show = await tx.query(`SELECT 1 FROM ${schema}.shows WHERE show_id = $1`, [order.showId]);
-  if (show.rowCount === 0) throw new PermanentError(`order ${order.orderId}: no show ${order.showId}`);
+  // The show as it is now (a committed seats_left with its version): the refusal changes neither.
+  const show = await tx.query<Change>(`SELECT seats_left, version FROM ${schema}.shows WHERE show_id = $1`, [
+    order.showId,
+  ]);
+  if (!show.rows[0]) throw new PermanentError(`order ${order.orderId}: no show ${order.showId}`);
   await tx.query(`UPDATE ${schema}.holds SET status = 'refused' WHERE order_id = $1`, [order.orderId]);
+  await announce(tx, outbox, SeatsRefusedType, order, show.rows[0]);
 }
 
-/** Gives a cancelled order's seats back. A cancel seen first leaves a released hold, so its confirm holds nothing. */
+/**
+ * Gives a cancelled order's seats back. Only a `held` hold has seats to give: a refused one keeps its status (its
+ * order's cancel is the refusal's compensation; releasing would oversell). A cancel seen first leaves a released
+ * hold, so its confirm holds nothing.
+ */
 export async function releaseSeats(
   tx: Queryable,
   schema: string,

@@ -2,6 +2,7 @@
 // Idempotency-Key row with the order it made, so a retried request finds its order instead of making another.
 import { createEvent, type Db, type Outbox, type Queryable, uuidv7 } from 'effectively';
 import {
+  type CancelReason,
   type OrderCancelled,
   OrderCancelledType,
   type OrderConfirmed,
@@ -102,19 +103,32 @@ export async function placeOrder(
   });
 }
 
-/** Cancels a confirmed order (its row and OrderCancelled together); cancelling it again changes nothing. */
+/**
+ * Cancels a confirmed order in `tx` (its row and OrderCancelled together): the one path of a customer's cancel and of
+ * a sold-out refusal. An order already cancelled stays as it is and nothing is emitted; null when there is no order.
+ */
+export async function cancelIn(
+  tx: Queryable,
+  schema: string,
+  outbox: Outbox,
+  orderId: string,
+  reason: CancelReason,
+): Promise<Order | null> {
+  const order = await findOrder(tx, schema, orderId, true);
+  if (!order || order.status === 'cancelled') return order;
+  await tx.query(`UPDATE ${schema}.orders SET status = 'cancelled', version = 2 WHERE id = $1`, [orderId]);
+  const { showId, seats, amountCents } = order;
+  const data: OrderCancelled = { orderId, showId, seats, amountCents, reason, version: 2 };
+  await outbox.enqueue(
+    tx,
+    createEvent({ topic: ordersTopic, type: OrderCancelledType, source, key: orderId, version: 2, data }),
+  );
+  return { ...order, status: 'cancelled', version: 2 };
+}
+
+/** `POST /orders/:id/cancel`: cancels the order for its customer; cancelling it again changes nothing. */
 export async function cancelOrder(db: Db, schema: string, outbox: Outbox, orderId: string): Promise<Order> {
-  return db.transaction(async (tx) => {
-    const order = await findOrder(tx, schema, orderId, true);
-    if (!order) throw new BadRequest(404, `no order ${orderId}`);
-    if (order.status === 'cancelled') return order;
-    await tx.query(`UPDATE ${schema}.orders SET status = 'cancelled', version = 2 WHERE id = $1`, [orderId]);
-    const { showId, seats, amountCents } = order;
-    const data: OrderCancelled = { orderId, showId, seats, amountCents, version: 2 };
-    await outbox.enqueue(
-      tx,
-      createEvent({ topic: ordersTopic, type: OrderCancelledType, source, key: orderId, version: 2, data }),
-    );
-    return { ...order, status: 'cancelled', version: 2 };
-  });
+  const order = await db.transaction((tx) => cancelIn(tx, schema, outbox, orderId, 'customer'));
+  if (!order) throw new BadRequest(404, `no order ${orderId}`);
+  return order;
 }

@@ -1,5 +1,6 @@
 // "Seats left" per show, kept with the show's inventory version: a late, older SeatsHeld / SeatsReleased changes
-// nothing (`versionGuard`), so applying versions 7, 9, 8 leaves 9.
+// nothing (`versionGuard`), so applying versions 7, 9, 8 leaves 9. A SeatsRefused carries the show's seats left at
+// its current version (a refusal changes neither): equal to what was applied, it is stale; newer, it is as true.
 import { type Event, PermanentError, type Queryable, versionGuard } from 'effectively';
 import type { SeatsChanged } from '../shared/events.ts';
 

@@ -9,6 +9,7 @@ export const OrderConfirmedType = 'boxoffice.OrderConfirmed';
 export const OrderCancelledType = 'boxoffice.OrderCancelled';
 export const SeatsHeldType = 'boxoffice.SeatsHeld';
 export const SeatsReleasedType = 'boxoffice.SeatsReleased';
+export const SeatsRefusedType = 'boxoffice.SeatsRefused';
 
 export interface Customer {
   name: string;
@@ -25,20 +26,26 @@ export interface OrderConfirmed {
   version: 1;
 }
 
+/** Why an order was cancelled: its customer asked (`POST /orders/:id/cancel`), or inventory refused its seats. */
+export type CancelReason = 'customer' | 'sold-out';
+
 /** A confirmed order was cancelled (event version 2 of its order). */
 export interface OrderCancelled {
   orderId: string;
   showId: string;
   seats: number;
   amountCents: number;
+  reason: CancelReason;
   version: 2;
 }
 
 export type OrderEvent = OrderConfirmed | OrderCancelled;
 
 /**
- * Seats held for an order, or released after its cancellation. `version` is the show's inventory version: it grows
- * with every change of the show's seats, so a reader keeps the newest `seatsLeft` whatever order these arrive in.
+ * Seats held for an order, released after its cancellation, or refused (sold out: the order service cancels the
+ * order). `version` is the show's inventory version: it grows with every change of the show's seats, so a reader
+ * keeps the newest `seatsLeft` whatever order these arrive in. A refusal changes nothing: it carries the show's
+ * current `seatsLeft` and `version`.
  */
 export interface SeatsChanged {
   showId: string;
@@ -50,3 +57,4 @@ export interface SeatsChanged {
 
 export type SeatsHeld = SeatsChanged;
 export type SeatsReleased = SeatsChanged;
+export type SeatsRefused = SeatsChanged;
