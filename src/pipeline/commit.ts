@@ -29,21 +29,43 @@ async function step<T>(name: PipelineFailure['step'], work: () => Promise<T>): P
 }
 
 const commitTries = 3;
+/** How long the other delivery reports of a send are awaited once one failed (see sendAll). */
+const failureGraceMs = 2000;
 
 /**
  * Sends every message, one client `send` each (the same produce calls, in the same order, as one `sendBatch`), and
  * waits for every delivery report: a failed send throws the report that says why (a record's refusal), where
- * `sendBatch` rejects with the first report to come, often another record's `ERR__PURGE_QUEUE`.
+ * `sendBatch` rejects with the first report to come, often another record's `ERR__PURGE_QUEUE`. Once one report
+ * failed, the others are awaited for `failureGraceMs` only: after a refused record the idempotent producer can hold the
+ * records behind it (a sequence gap) until `message.timeout.ms` (minutes), and only the abort that follows frees them
+ * (seen on the real broker: a batch after a topic's refusal stuck with no report for 40 s and more).
  */
 async function sendAll(producer: ClientProducer, topicMessages: TopicMessages[]): Promise<void> {
+  const errors: unknown[] = [];
+  let failed = () => {};
+  const firstFailure = new Promise<void>((resolve) => {
+    failed = resolve;
+  });
   const sends = topicMessages.flatMap(({ topic, messages }) =>
     // A copy: the client's send rewrites the message it is given (headers, partition), and a bisection sends it again.
-    messages.map((message) => producer.send({ topic, messages: [{ ...message }] })),
+    messages.map((message) =>
+      producer.send({ topic, messages: [{ ...message }] }).then(
+        () => undefined,
+        (error: unknown) => {
+          errors.push(error);
+          failed();
+        },
+      ),
+    ),
   );
-  const errors = (await Promise.allSettled(sends)).flatMap((result) =>
-    result.status === 'rejected' ? [result.reason as unknown] : [],
+  const all = Promise.all(sends);
+  let grace: NodeJS.Timeout | undefined;
+  const afterFailure = firstFailure.then(
+    () => new Promise<void>((resolve) => (grace = setTimeout(resolve, failureGraceMs))),
   );
-  if (errors.length > 0) throw causeOf(errors);
+  await Promise.race([all, afterFailure]);
+  clearTimeout(grace);
+  if (errors.length > 0) throw causeOf([...errors]);
 }
 
 /** One Kafka transaction: outputs (and dead letters), then the input offsets with the group's metadata, then commit. */
