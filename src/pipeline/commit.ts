@@ -61,7 +61,10 @@ async function sendAll(producer: ClientProducer, topicMessages: TopicMessages[])
   const all = Promise.all(sends);
   let grace: NodeJS.Timeout | undefined;
   const afterFailure = firstFailure.then(
-    () => new Promise<void>((resolve) => (grace = setTimeout(resolve, failureGraceMs))),
+    () =>
+      new Promise<void>((resolve) => {
+        grace = setTimeout(resolve, failureGraceMs);
+      }),
   );
   await Promise.race([all, afterFailure]);
   clearTimeout(grace);
