@@ -30,6 +30,17 @@ export function outcomeOf(error: unknown, signal: AbortSignal): Outcome {
   return retryAfterMs === undefined ? base : { ...base, retryAfterMs };
 }
 
+/**
+ * Whether the provider may still be working on the failed call: it is in doubt and no answer ended it (a timeout, a
+ * connection cut, a gateway's 504 whose upstream may still run). An answered 5xx is in doubt (the work may have been
+ * done) but over: its retry need not wait a whole call time.
+ */
+export function mayStillRun(outcome: Extract<Outcome, { ok: false }>): boolean {
+  if (!outcome.inDoubt) return false;
+  const status = outcome.error instanceof ProviderError ? outcome.error.details?.status : undefined;
+  return typeof status !== 'number' || status === 504;
+}
+
 /** `work`, or a rejection as soon as `signal` aborts (a provider that ignores its signal still times out). */
 export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {

@@ -13,7 +13,7 @@ import { type CloseOptions, within } from '../lifecycle.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import { fullJitter, sleep as realSleep } from '../observability/sleep.ts';
 import { type Claimed, effectClaims } from './claims.ts';
-import { abortable, type Outcome, outcomeOf, reasonOf } from './outcome.ts';
+import { abortable, mayStillRun, type Outcome, outcomeOf, reasonOf } from './outcome.ts';
 import {
   type EffectLookup,
   type EffectProvider,
@@ -198,8 +198,8 @@ export function createSender(options: SenderOptions): Sender {
     const retryAfter = outcome.retryAfterMs === undefined ? undefined : Math.min(outcome.retryAfterMs, maxRetryAfterMs);
     if (retryAfter !== undefined) holdUntil = Math.max(holdUntil, now() + retryAfter);
     if (failure !== 'permanent' && effect.attempts < maxAttempts) {
-      // In doubt (a timeout): the provider may still be working on that call; not before a whole call time has passed.
-      const floor = outcome.inDoubt ? callTimeoutMs : 0;
+      // The provider may still be working on that call (a timeout, a cut): not before a whole call time has passed.
+      const floor = mayStillRun(outcome) ? callTimeoutMs : 0;
       const delayMs = Math.max(fullJitter(effect.attempts, baseMs, capMs, random), retryAfter ?? 0, floor);
       const inDoubt = outcome.inDoubt;
       if (await claims.retry(db, effect, { delayMs, inDoubt, code, error: reasonOf(error) })) counts.retried += 1;
