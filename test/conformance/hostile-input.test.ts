@@ -107,6 +107,16 @@ function idHash(record: OutgoingRecord): string | undefined {
   return id === undefined ? undefined : createHash('md5').update(id, 'utf8').digest('hex');
 }
 
+/** Whether this runtime's JSON.stringify overflows the stack on the corpus's 5,000-deep array (as the handler does). */
+const deepJsonOverflows = (() => {
+  try {
+    JSON.stringify(JSON.parse(`${'['.repeat(5000)}${']'.repeat(5000)}`));
+    return false;
+  } catch {
+    return true;
+  }
+})();
+
 /** The dead letter kept for the corpus entry `what` (it must be one). */
 function letterOf(dead: Map<string, DeadLetter>, entries: [string, OutgoingRecord][], what: string): DeadLetter {
   const letter = dead.get(String(entries.findIndex(([name]) => name === what)));
@@ -217,11 +227,16 @@ for (const under of transportsUnderTest) {
       const { dead, entries } = await run(t, { retryTopics: { delaysMs: [50] } });
       // Records the handler failed on went through the retry topic (attempt 2) and died there: the reason stored is the
       // one the forwarding headers carried back, not a placeholder.
-      for (const [what, reason] of [
+      const failing: [string, RegExp][] = [
         ['NUL in a JSON string bound for jsonb', /unsupported Unicode escape sequence/],
         ['a lone surrogate escape bound for jsonb', /invalid input syntax for type json/],
-        ['JSON nested 5,000 deep', /^RangeError: Maximum call stack size exceeded/],
-      ] as const) {
+      ];
+      // Serializing 5,000 levels overflows the stack on Node 20-24 but not on Node 26: a dead letter where it does,
+      // applied (no letter) where it does not.
+      const deep = 'JSON nested 5,000 deep';
+      if (deepJsonOverflows) failing.push([deep, /^RangeError: Maximum call stack size exceeded/]);
+      else assert.equal(dead.get(String(entries.findIndex(([name]) => name === deep))), undefined, deep);
+      for (const [what, reason] of failing) {
         const letter = letterOf(dead, entries, what);
         assert.deepEqual([letter.code, letter.attempts], ['EFF_HANDLER_FAILED', 2], what);
         assert.match(letter.reason, reason, what);
