@@ -1,3 +1,4 @@
+import { byteaArray } from '../../db/bytea-array.ts';
 import type { Db, Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
 import { isStorable } from '../../db/storable.ts';
@@ -25,6 +26,35 @@ function partitionKey(key: string | Buffer | null): string | null {
 }
 
 import type { ResolvedPostgresOptions } from './options.ts';
+
+/**
+ * About the most record bytes one append statement carries: a send of hundreds of large records goes in several
+ * statements (same transaction, consecutive offsets), so no single message to the server grows with the send.
+ */
+const appendBytes = 16 * 1024 * 1024;
+
+/** The records in order, cut into runs of about `appendBytes` (a run holds one record at least). */
+function* slices(records: readonly OutgoingRecord[]): Generator<OutgoingRecord[]> {
+  let run: OutgoingRecord[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    const size = (record.value?.length ?? 0) + (record.key?.length ?? 0) + headerBytes(record);
+    if (run.length > 0 && bytes + size > appendBytes) {
+      yield run;
+      run = [];
+      bytes = 0;
+    }
+    run.push(record);
+    bytes += size;
+  }
+  if (run.length > 0) yield run;
+}
+
+function headerBytes(record: OutgoingRecord): number {
+  let size = 0;
+  for (const [name, value] of Object.entries(record.headers)) size += name.length + value.length;
+  return size;
+}
 
 const files = { ensureTopic: 'sql/ensure-topic.sql', reserve: 'sql/reserve.sql', append: 'sql/append.sql' };
 
@@ -84,15 +114,19 @@ export class PostgresProducer implements Producer {
             retryable: true,
           });
         }
-        await tx.query(this.#sql.append, [
-          topic,
-          partition,
-          rows[0]!.first,
-          batch.map((record) => textKey(record.key)),
-          batch.map((record) => encodeHeaders(record.headers)),
-          batch.map((record) => record.value),
-          batch.map((record) => bytesKey(record.key)),
-        ]);
+        let first = BigInt(rows[0]!.first);
+        for (const slice of slices(batch)) {
+          await tx.query(this.#sql.append, [
+            topic,
+            partition,
+            first.toString(),
+            slice.map((record) => textKey(record.key)),
+            slice.map((record) => encodeHeaders(record.headers)),
+            byteaArray(slice.map((record) => record.value)),
+            byteaArray(slice.map((record) => bytesKey(record.key))),
+          ]);
+          first += BigInt(slice.length);
+        }
       }
     }
   }
