@@ -1,4 +1,6 @@
 import { invalidOptions } from '../errors.ts';
+import { callBack } from '../observability/callback.ts';
+import { type Logger, stderrLogger } from '../observability/logger.ts';
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
@@ -25,6 +27,8 @@ export interface CircuitBreakerOptions {
   halfOpenCalls?: number;
   /** The clock, in milliseconds (default `performance.now()`: monotonic, a wall-clock step does not stall it). Inject one to test in virtual time. */
   now?: () => number;
+  /** Where a state-change listener that throws is reported (default: stderr); the move and the other listeners stand. */
+  logger?: Logger;
 }
 
 /** One call's permission: report its outcome once (a second report is ignored). */
@@ -93,6 +97,7 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     throw invalidOptions('halfOpenCalls', 'a positive integer');
   }
   const now = options.now ?? (() => performance.now());
+  const logger = options.logger ?? stderrLogger;
   const sliceMs = windowMs / slicesPerWindow;
   const listeners = new Set<(change: CircuitStateChange) => void>();
   /** Outcomes in the window, oldest first, grouped in slices, with running totals. */
@@ -122,7 +127,7 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     if (to === 'open') openedAt = change.at;
     if (to === 'half-open') halfOpenRound += 1;
     if (to === 'closed') clearWindow();
-    for (const listener of listeners) listener(change);
+    for (const listener of listeners) callBack(logger, 'onStateChange', listener, [change], { to });
   }
 
   /** Open long enough: half-open. */

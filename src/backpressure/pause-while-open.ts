@@ -1,3 +1,5 @@
+import { callBack } from '../observability/callback.ts';
+import { type Logger, stderrLogger } from '../observability/logger.ts';
 import type { CircuitBreaker, CircuitStateChange } from './circuit-breaker.ts';
 
 /** What `pauseWhileOpen` drives: an `EffectivelyConsumer` (or anything with the same two methods). */
@@ -9,6 +11,8 @@ export interface Pausable {
 export interface PauseWhileOpenOptions {
   /** Called after the consumers were paused (`paused: true`) or resumed (`paused: false`) (default: none). */
   onChange?: (event: { paused: boolean; change: CircuitStateChange | undefined }) => void;
+  /** Where an `onChange` that throws is reported (default: stderr); the consumers stay paused or resumed as told. */
+  logger?: Logger;
 }
 
 /**
@@ -56,7 +60,7 @@ export function pauseWhileOpen(
       if (open) hold(consumer, token);
       else release(consumer, token);
     }
-    options.onChange?.({ paused, change });
+    callBack(options.logger ?? stderrLogger, 'onChange', options.onChange, [{ paused, change }]);
   }
 
   const unsubscribe = breaker.onStateChange((change) => apply(change.to === 'open', change));

@@ -6,6 +6,7 @@ import { decodeEvent, eventKeyOfRecord } from '../envelope/cloudevents.ts';
 import { topicNameProblem } from '../envelope/topic-name.ts';
 import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
+import { callBack } from '../observability/callback.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import type { Consumer, Producer, TopicPartition, Transport } from '../transport/port.ts';
 import { partitionId } from '../transport/position.ts';
@@ -205,7 +206,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
           ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
           onAssign: (partitions) => {
             watch.assigned(partitions); // logged at info
-            options.onAssign?.(partitions);
+            callBack(logger, 'onAssign', options.onAssign, [partitions]);
           },
           // Attempts, records given up on, the dead-letter lookup and a stop are per assignment: every way one ends
           // (a revoke, a lost lease) calls this. A stopped partition is resumed before it goes (no timer would).

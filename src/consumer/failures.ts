@@ -1,3 +1,4 @@
+import { callBack } from '../observability/callback.ts';
 import { errorFields, type Logger } from '../observability/logger.ts';
 import { fullJitter } from '../observability/sleep.ts';
 import type { BatchControl, Consumer, IncomingRecord } from '../transport/port.ts';
@@ -54,7 +55,7 @@ export class Failures {
       group: this.ctx.group,
       ...errorFields(error),
     });
-    this.ctx.onStopped?.(record, error);
+    callBack(this.ctx.logger, 'onStopped', this.ctx.onStopped, [record, error], { offset: record.offset });
   }
 
   /** Pauses the partition of `record` and resumes it after `delayMs` (the rest of the batch is fetched again then). */

@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../db/port.ts';
 import type { DeadLetterStore } from '../deadletter/store.ts';
 import { eventKeyOfRecord } from '../envelope/cloudevents.ts';
+import { callBack } from '../observability/callback.ts';
 import { errorFields, type Logger } from '../observability/logger.ts';
 import { fullJitter, sleep } from '../observability/sleep.ts';
 import type { Consumer, IncomingRecord, Producer, TopicPartitionOffset } from '../transport/port.ts';
@@ -179,7 +180,7 @@ export class Settler {
       deadLetterId: id,
       ...(input.reason ? { error: input.reason, code: input.code } : errorFields(error)),
     });
-    this.ctx.onDeadLetter?.({ id, record, error, attempts });
+    callBack(logger, 'onDeadLetter', this.ctx.onDeadLetter, [{ id, record, error, attempts }], { deadLetterId: id });
     return true;
   }
 

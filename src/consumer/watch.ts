@@ -2,6 +2,7 @@
 // partition for a few seconds since it started or lost its last one (a restart's silent wait for the old member's
 // session), and its
 // `stats()` / `isRunning()` for a health check.
+import { callBack } from '../observability/callback.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { TopicPartition } from '../transport/port.ts';
 import type { Outcome } from './types.ts';
@@ -86,7 +87,7 @@ export function consumerWatch(options: WatchOptions) {
       return (event, outcome) => {
         if (outcome === 'applied') applied++;
         else if (outcome === 'duplicate') duplicates++;
-        then?.(event, outcome);
+        callBack(logger, 'onOutcome', then, [event, outcome]);
       };
     },
     closed(): void {

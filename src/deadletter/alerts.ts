@@ -3,6 +3,7 @@ import type { Db } from '../db/port.ts';
 import { loadSql } from '../db/sql.ts';
 import { invalidOptions } from '../errors.ts';
 import type { CloseOptions } from '../lifecycle.ts';
+import { callBack } from '../observability/callback.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import { fullJitter, sleep } from '../observability/sleep.ts';
 
@@ -89,7 +90,7 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
 
   function raise(alert: DeadLetterAlert): void {
     logger.error(`${subject} ${alert.kind === 'non-empty' ? 'appeared' : 'keep growing'}`, { ...alert });
-    options.onAlert?.(alert);
+    callBack(logger, 'onAlert', options.onAlert, [alert]);
     if (options.webhookUrl) {
       const delivery = post(alert);
       deliveries.add(delivery);

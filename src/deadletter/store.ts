@@ -4,7 +4,9 @@ import { loadSqlSet } from '../db/sql.ts';
 import { decodeHeaders, encodeHeaders, storableText } from '../db/storable.ts';
 import { eventIdOfRecord, eventSourceOfRecord } from '../envelope/cloudevents.ts';
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../errors.ts';
+import { awaitCallBack } from '../observability/callback.ts';
 import type { FaultInjector } from '../observability/faults.ts';
+import { stderrLogger } from '../observability/logger.ts';
 import { keyText, keyToSend } from '../transport/key.ts';
 import type { IncomingRecord, Producer } from '../transport/port.ts';
 
@@ -369,7 +371,8 @@ export function deadLetterStore(options: { schema?: string } = {}) {
         if (options.signal?.aborted) break;
         done.push(...(await inTransaction(db, (tx) => redriveChunk(db, tx, producer, chunk, status, options))));
         sent += chunk.length;
-        await options.onProgress?.(sent, ids.length);
+        // The step is committed: a progress report that fails is its own failure, not the redrive's.
+        await awaitCallBack(stderrLogger, 'onProgress', options.onProgress, [sent, ids.length]);
       }
       return done;
     },

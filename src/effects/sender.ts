@@ -10,6 +10,7 @@ import type { Db } from '../db/port.ts';
 import { uuidv7 } from '../envelope/uuidv7.ts';
 import { invalidOptions } from '../errors.ts';
 import { type CloseOptions, within } from '../lifecycle.ts';
+import { callBack } from '../observability/callback.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import { fullJitter, sleep as realSleep } from '../observability/sleep.ts';
 import { type Claimed, effectClaims } from './claims.ts';
@@ -169,7 +170,7 @@ export function createSender(options: SenderOptions): Sender {
       ? undefined
       : isBreaker(breakerOption)
         ? breakerOption
-        : createCircuitBreaker({ now, ...breakerOption });
+        : createCircuitBreaker({ now, logger, ...breakerOption });
   const unsubscribe = breaker?.onStateChange((change) => {
     const fields = { from: change.from, to: change.to, failures: change.failures, calls: change.calls };
     if (change.to === 'open') logger.warn('provider failing: sender paused (circuit open)', fields);
@@ -189,7 +190,7 @@ export function createSender(options: SenderOptions): Sender {
     if (outcome.ok) {
       if (await claims.done(db, effect, outcome.result.reference ?? null)) {
         counts.done += 1;
-        options.onDone?.(effect, outcome.result);
+        callBack(logger, 'onDone', options.onDone, [effect, outcome.result], { id: effect.id });
       }
       return;
     }
@@ -208,7 +209,7 @@ export function createSender(options: SenderOptions): Sender {
     if (await claims.dead(db, effect, { code, error: reasonOf(error), inDoubt: outcome.inDoubt })) {
       counts.dead += 1;
       logger.error('effect is dead', { id: effect.id, key: effect.key, kind: effect.kind, ...errorFields(error) });
-      options.onDead?.(effect, error);
+      callBack(logger, 'onDead', options.onDead, [effect, error], { id: effect.id });
     }
   }
 

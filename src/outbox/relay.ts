@@ -3,6 +3,7 @@ import type { Db, Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { invalidOptions } from '../errors.ts';
 import { type CloseOptions, within } from '../lifecycle.ts';
+import { callBack } from '../observability/callback.ts';
 import type { FaultInjector } from '../observability/faults.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import { sleep } from '../observability/sleep.ts';
@@ -242,15 +243,10 @@ export function createRelay(options: RelayOptions): Relay {
 
   function report(result: { published: number; refused: RefusedEvent[] }): void {
     watch.passed(result);
-    if (result.published > 0) options.onPublished?.(result.published);
-    for (const refused of result.refused) {
-      try {
-        options.onRefused?.(refused);
-      } catch (error) {
-        // The row is set aside (committed) whatever the callback does; its failure must not look like a failed pass.
-        logger.warn('onRefused callback failed', { seq: refused.seq, ...errorFields(error) });
-      }
-    }
+    // Committed whatever the callbacks do: their failure must not look like a failed pass.
+    if (result.published > 0) callBack(logger, 'onPublished', options.onPublished, [result.published]);
+    for (const refused of result.refused)
+      callBack(logger, 'onRefused', options.onRefused, [refused], { seq: refused.seq });
   }
 
   async function run(): Promise<void> {
