@@ -1,4 +1,6 @@
+import type { Queryable } from '../db/port.ts';
 import type { Sender } from '../effects/sender.ts';
+import { countRefused } from '../outbox/refused.ts';
 import type { Admin, Transport } from '../transport/port.ts';
 import type { CircuitState, CircuitStateChange } from './circuit-breaker.ts';
 import { consumerLag } from './lag.ts';
@@ -26,6 +28,11 @@ export interface BackpressureSnapshot {
   consumers_paused: number;
   /** Sum of the group's lag over its topics (`consumerLag`); null when no `lag` source was given. */
   consumer_lag: number | null;
+  /**
+   * Outbox rows set aside now because the transport refused them (`countRefused`), read from the database: seen even
+   * when a relay died before its `onRefused`. Null when no `refused` source was given.
+   */
+  outbox_refused: number | null;
 }
 
 export interface BackpressureMetricsOptions {
@@ -34,6 +41,8 @@ export interface BackpressureMetricsOptions {
   consumers?: readonly { readonly paused: boolean }[];
   /** Where `consumer_lag` comes from (default none: null). `source`: a transport, or an open `Admin` to poll with. */
   lag?: { source: Transport | Admin; group: string; topics: readonly string[] };
+  /** Where `outbox_refused` is counted (default none: null): the database and schema of the outbox. */
+  refused?: { db: Queryable; schema?: string };
   /** Called on every state change of the sender's breaker, after the counter moved (default: none). */
   onBreakerChange?: (change: CircuitStateChange) => void;
 }
@@ -63,6 +72,13 @@ export function backpressureMetrics(options: BackpressureMetricsOptions): Backpr
       const lag = options.lag
         ? await consumerLag(options.lag.source, options.lag.group, options.lag.topics)
         : undefined;
+      const refused = options.refused
+        ? (
+            await countRefused(options.refused.db, {
+              ...(options.refused.schema ? { schema: options.refused.schema } : {}),
+            })
+          ).refused
+        : null;
       const stats = sender.stats;
       const paused = consumers.filter((consumer) => consumer.paused).length;
       return {
@@ -78,6 +94,7 @@ export function backpressureMetrics(options: BackpressureMetricsOptions): Backpr
         consumer_paused: paused > 0,
         consumers_paused: paused,
         consumer_lag: lag ? lag.total : null,
+        outbox_refused: refused,
       };
     },
     close() {

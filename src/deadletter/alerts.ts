@@ -6,13 +6,14 @@ import type { CloseOptions } from '../lifecycle.ts';
 import { callBack } from '../observability/callback.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import { fullJitter, sleep } from '../observability/sleep.ts';
+import { countRefused } from '../outbox/refused.ts';
 
 /** `dlq:alert` — the store went from empty to non-empty, or kept growing. Never silent. */
 export interface DeadLetterAlert {
   kind: 'non-empty' | 'growing';
   /** What is counted: the `subject` option (default `dead letters`). */
   subject: string;
-  /** Dead letters (or whatever `count` counts) waiting now. */
+  /** Dead letters (or whatever `count` counts) waiting now; for `refused outbox rows`, the rows set aside now. */
   dead: number;
   /** New since the last check. */
   added: number;
@@ -37,12 +38,20 @@ export interface DeadLetterAlertsOptions {
   count?: (db: Db) => Promise<number>;
   /** Names what is counted in the log line and the alert (default `dead letters`; e.g. `dead effects` with `count`). */
   subject?: string;
+  /**
+   * Also watch the outbox rows relays set aside because the transport refused them (`outbox_refused`): alerts with the
+   * subject `refused outbox rows` when some appear or more come, and the `refused` gauge. Read from the database, so
+   * they are seen even when a relay died between its commit and its `onRefused`. Default: true unless `count` is given.
+   */
+  refused?: boolean;
 }
 
 export interface DeadLetterAlerts {
   start(): Promise<void>;
   /** The last count read (a gauge for metrics). */
   readonly dead: number;
+  /** Outbox rows set aside at the last check (a gauge; 0 when `refused` is off). */
+  readonly refused: number;
   close(options?: CloseOptions): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -62,8 +71,11 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
     const row = (await db.query<{ dead: number; total: string }>(countSql)).rows[0];
     return { dead: Number(row?.dead ?? 0), total: Number(row?.total ?? 0) };
   };
+  const watchRefused = options.refused ?? options.count === undefined;
   const stop = new AbortController();
   let dead = 0;
+  let refused = 0;
+  let refusedMarks = new Set<string>();
   let total: number | undefined;
   let loop: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
@@ -89,7 +101,7 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
   }
 
   function raise(alert: DeadLetterAlert): void {
-    logger.error(`${subject} ${alert.kind === 'non-empty' ? 'appeared' : 'keep growing'}`, { ...alert });
+    logger.error(`${alert.subject} ${alert.kind === 'non-empty' ? 'appeared' : 'keep growing'}`, { ...alert });
     callBack(logger, 'onAlert', options.onAlert, [alert]);
     if (options.webhookUrl) {
       const delivery = post(alert);
@@ -114,6 +126,25 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
     }
     dead = now.dead;
     total = now.total;
+    if (watchRefused) await checkRefused();
+  }
+
+  /** Rows set aside that the last check did not see (new, or refused again after a retry), whatever left meanwhile. */
+  async function checkRefused(): Promise<void> {
+    const now = await countRefused(options.db, { schema });
+    const added = now.marks.filter((mark) => !refusedMarks.has(mark)).length;
+    if (added > 0 && now.refused > 0) {
+      raise({
+        kind: refused === 0 ? 'non-empty' : 'growing',
+        subject: 'refused outbox rows',
+        dead: now.refused,
+        added,
+        schema,
+        at: new Date().toISOString(),
+      });
+    }
+    refused = now.refused;
+    refusedMarks = new Set(now.marks);
   }
 
   const alerts: DeadLetterAlerts = {
@@ -127,6 +158,9 @@ export function createDeadLetterAlerts(options: DeadLetterAlertsOptions): DeadLe
     },
     get dead() {
       return dead;
+    },
+    get refused() {
+      return refused;
     },
     close() {
       closing ??= (async () => {

@@ -37,6 +37,7 @@ const files = {
   retry: 'refused-retry.sql',
   discard: 'refused-discard.sql',
   all: 'refused-seqs.sql',
+  count: 'refused-count.sql',
 };
 
 function statements(schema: string | undefined) {
@@ -69,6 +70,19 @@ export async function listRefused(db: Queryable, options: RefusedOptions = {}): 
     size: row.size === null ? null : Number(row.size),
     held: Number(row.held),
   }));
+}
+
+/**
+ * How many rows are set aside now, read from the database: what a relay's `onRefused` tells, seen also when the relay
+ * died between its commit and the callback. `marks` names each (seq and refusal time), for telling new ones apart.
+ */
+export async function countRefused(
+  db: Queryable,
+  options: RefusedOptions = {},
+): Promise<{ refused: number; marks: string[] }> {
+  const { sql } = statements(options.schema);
+  const { rows } = await db.query<{ n: number; marks: string[] }>(sql.count);
+  return { refused: rows[0]?.n ?? 0, marks: rows[0]?.marks ?? [] };
 }
 
 async function release(db: Db, options: RefusedSelection, statement: 'retry' | 'discard'): Promise<number> {

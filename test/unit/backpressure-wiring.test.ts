@@ -137,6 +137,7 @@ test('metrics: breaker state and openings, sender counters, paused consumers in 
     consumer_paused: false,
     consumers_paused: 0,
     consumer_lag: null,
+    outbox_refused: null,
   });
   trip();
   let snapshot = await metrics.metrics();
