@@ -119,6 +119,7 @@ export { type Logger, silentLogger, stderrLogger } from './observability/logger.
 // outbox
 export { createOutbox, type Outbox, type OutboxOptions } from './outbox/outbox.ts';
 export {
+  countRefused,
   discardRefused,
   listRefused,
   type RefusedOptions,

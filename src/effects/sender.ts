@@ -12,7 +12,7 @@ import { invalidOptions } from '../errors.ts';
 import { type CloseOptions, within } from '../lifecycle.ts';
 import { callBack } from '../observability/callback.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
-import { fullJitter, sleep as realSleep } from '../observability/sleep.ts';
+import { fullJitter, maxTimerMs, sleep as realSleep } from '../observability/sleep.ts';
 import { type Claimed, effectClaims } from './claims.ts';
 import { abortable, mayStillRun, type Outcome, outcomeOf, reasonOf } from './outcome.ts';
 import {
@@ -112,8 +112,6 @@ function isLimiter(value: RateLimiterOptions | RateLimiter): value is RateLimite
 function isBreaker(value: CircuitBreakerOptions | CircuitBreaker): value is CircuitBreaker {
   return typeof (value as CircuitBreaker).tryAcquire === 'function';
 }
-
-const maxTimerMs = 2 ** 31 - 1;
 
 function positive(name: string, value: number, integer = false): number {
   if (!(value > 0 && Number.isFinite(value)) || (integer && !Number.isInteger(value))) {

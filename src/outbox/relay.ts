@@ -6,7 +6,7 @@ import { type CloseOptions, within } from '../lifecycle.ts';
 import { callBack } from '../observability/callback.ts';
 import type { FaultInjector } from '../observability/faults.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
-import { sleep } from '../observability/sleep.ts';
+import { maxTimerMs, sleep } from '../observability/sleep.ts';
 import type { OutgoingRecord, Producer } from '../transport/port.ts';
 import { notifyChannel } from './outbox.ts';
 import { producerSlot } from './producer-slot.ts';
@@ -114,9 +114,11 @@ export function createRelay(options: RelayOptions): Relay {
   const errorBackoffMs = options.errorBackoffMs ?? 1000;
   if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw invalidOptions('shards', 'an integer in 1..1024');
   if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidOptions('batchSize', 'a positive integer');
-  if (!(pollIntervalMs > 0)) throw invalidOptions('pollIntervalMs', 'a positive number');
+  // A timer past maxTimerMs fires after 1 ms: the relay would poll in a busy loop.
+  if (!(pollIntervalMs > 0 && pollIntervalMs <= maxTimerMs))
+    throw invalidOptions('pollIntervalMs', `a positive number of ms up to ${maxTimerMs}`);
   const passWarnMs = options.passWarnMs ?? 60_000;
-  if (!(passWarnMs > 0 && passWarnMs <= 2 ** 31 - 1)) throw invalidOptions('passWarnMs', 'a positive number of ms');
+  if (!(passWarnMs > 0 && passWarnMs <= maxTimerMs)) throw invalidOptions('passWarnMs', 'a positive number of ms');
   const logger = options.logger ?? stderrLogger;
   const watch = relayWatch(logger);
   const { db } = options;

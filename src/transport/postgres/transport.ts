@@ -1,6 +1,7 @@
 import { librarySchema } from '../../db/identifiers.ts';
 import { invalidOptions } from '../../errors.ts';
 import { stderrLogger } from '../../observability/logger.ts';
+import { maxTimerMs } from '../../observability/sleep.ts';
 import type { Consumer, ConsumerOptions, Transport } from '../port.ts';
 import { PostgresAdmin } from './admin.ts';
 import { PostgresConsumer } from './consumer.ts';
@@ -25,6 +26,13 @@ export function postgresTransport(options: PostgresTransportOptions): Transport 
     throw invalidOptions('defaultPartitions', 'a positive integer');
   }
   if (!(resolved.leaseMs > resolved.heartbeatMs)) throw invalidOptions('leaseMs', 'greater than heartbeatMs');
+  // Timers: one past maxTimerMs fires after 1 ms (a heartbeat or a poll in a busy loop). The lease itself is SQL
+  // arithmetic in double precision: any length.
+  for (const name of ['pollIntervalMs', 'heartbeatMs'] as const) {
+    if (!(resolved[name] > 0 && resolved[name] <= maxTimerMs)) {
+      throw invalidOptions(name, `a positive number of ms up to ${maxTimerMs}`);
+    }
+  }
   return {
     name: 'postgres',
     producer: () => new PostgresProducer(resolved),
