@@ -1,6 +1,6 @@
 // npm run chaos -- --events N --kills K [--concurrent PARTITIONS] [--restart-broker B] [--restart-postgres P] [--timeout S]
 //   [--nodes 3 [--kill-broker-for-good NODE] | --private-broker] [--kill-roles relay,consumer] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
-//   [--private-postgres] [--keep] [--big-every N (every Nth event carries 1-5 MB)]
+//   [--private-postgres] [--keep] [--big-every N (every Nth event carries 1-5 MB)] [--keys K (orders share K keys; order audited)]
 // Runs the order writer, the relay and the notification consumer as child processes on real Kafka + PostgreSQL,
 // SIGKILLs relay and consumer K times (half of them at named hops), SIGKILLs the broker and starts it again B times,
 // restarts PostgreSQL P times (the project's private cluster, scripts/postgres.sh), and audits: every order exactly one
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     concurrent: { type: 'string', default: '0' },
     rate: { type: 'string' },
     'big-every': { type: 'string', default: '0' },
+    keys: { type: 'string', default: '0' },
     'restart-broker': { type: 'string', default: '0' },
     'restart-postgres': { type: 'string', default: '0' },
     'private-postgres': { type: 'boolean', default: false },
@@ -50,6 +51,7 @@ const result = await runChaos({
   mode,
   concurrent: Number(values.concurrent),
   bigEvery: Number(values['big-every']),
+  keys: Number(values.keys),
   restartBroker: Number(values['restart-broker']),
   restartPostgres: Number(values['restart-postgres']),
   privatePostgres: values['private-postgres'],
@@ -69,4 +71,8 @@ console.log(
 );
 const end = ending(result);
 for (const line of end.lines) console.log(line);
+if (result.outOfOrder !== null) {
+  console.log(`chaos: per-key order keys=${result.config.keys} out_of_order=${result.outOfOrder}`);
+  if (result.outOfOrder > 0) process.exit(1);
+}
 process.exit(end.exitCode);

@@ -48,6 +48,8 @@ export interface ChaosOptions {
   rate?: number;
   /** Every Nth order's event padded with 1 to 5 MB (`--big-every N`; default 0: none). */
   bigEvery?: number;
+  /** Orders share this many keys (`--keys K`; default 0: one key per order); the audit then checks each key's order. */
+  keys?: number;
   /** Roles the kills take in turn (default: the relay — the writer for `no-outbox` — and the consumer). */
   killRoles?: Role[];
   /** Crash points armed in each role's first incarnation (deterministic crash tests). */
@@ -85,6 +87,8 @@ export interface ChaosResult {
   /** Events provably gone: no e-mail, not in the outbox, not on the topic past the group's committed offset. */
   lost: number;
   duplicated: number;
+  /** With `keys`: e-mails applied before an earlier order of their key (by the e-mails' insertion order); else null. */
+  outOfOrder: number | null;
   /** Kills per named hop or `random`. */
   killsAt: Record<string, number>;
   restarts: { broker: number; postgres: number };
@@ -125,6 +129,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     mode: options.mode ?? 'effectively',
     concurrent: options.concurrent ?? 0,
     bigEvery: options.bigEvery ?? 0,
+    keys: options.keys ?? 0,
   };
   const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
   const brokerSetup = options.brokers ?? { nodes: 1 };
@@ -299,6 +304,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await children.stopAll();
     const final = await measure();
     const where = await locateMissing(db, transport, config);
+    const outOfOrder = config.keys > 0 ? await appliedOutOfOrder(db, config) : null;
     const unwritten = Math.max(0, config.events - final.orders);
     return {
       events: config.events,
@@ -312,6 +318,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       unwritten,
       lost: where.lost,
       duplicated: final.duplicated,
+      outOfOrder,
       killsAt: children.killsAt,
       restarts,
       ...(brokerKilledForGood === undefined ? {} : { brokerKilledForGood }),
@@ -337,4 +344,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     // Brokers this run started are stopped too (three JVMs idling on a shared machine cost its other users).
     if (brokersStartedHere) await stopBrokers(brokerSetup).catch((error: Error) => log(`chaos: ${error.message}`));
   }
+}
+
+/** E-mails whose order came after an order of the same key applied later (by the e-mails' identity: apply order). */
+async function appliedOutOfOrder(db: Db, config: ChaosConfig): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (
+       SELECT o.order_no, max(o.order_no) OVER (PARTITION BY o.order_no % $1 ORDER BY e.id
+                                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+         FROM ${config.schema}.emails AS e JOIN ${config.schema}.orders AS o ON o.id = e.order_id) AS applied
+      WHERE before > order_no`,
+    [config.keys],
+  );
+  return rows[0]?.n ?? 0;
 }

@@ -21,6 +21,12 @@ const producer = config.mode === 'no-outbox' ? kafkaTransport().producer({ clien
 const chunk = Math.min(200, Math.max(20, Math.round(config.rate / 50)));
 const say = (line: string) => console.error(line);
 
+/** With `keys`, orders share keys (`customer-<orderNo % keys>`): each key's events must be applied in order. */
+function keyed<O extends { orderNo: number; event: { key: string } }>(order: O): O {
+  if (config.keys <= 0) return order;
+  return { ...order, event: { ...order.event, key: `customer-${order.orderNo % config.keys}` } };
+}
+
 /** Every `bigEvery`th order's event carries 1 to 5 MB of padding (the same size for the same order on a rewrite). */
 function padded<O extends { orderNo: number; event: { data: object } }>(order: O): O {
   if (config.bigEvery <= 0 || order.orderNo % config.bigEvery !== 0) return order;
@@ -36,7 +42,9 @@ announceReady();
 const resumeAt = async () => (await untilUp(() => lastOrderNo(db, config.schema), { what: 'writer', log: say })) + 1;
 let next = await resumeAt();
 while (next <= config.events) {
-  const orders = newOrders(config.topic, next, Math.min(next + chunk - 1, config.events)).map(padded);
+  const orders = newOrders(config.topic, next, Math.min(next + chunk - 1, config.events))
+    .map(padded)
+    .map(keyed);
   try {
     await db.transaction(async (tx) => {
       await saveOrders(tx, config.schema, orders);
