@@ -59,8 +59,9 @@ function explain(failure: KafkaClientFailure, error: unknown, path: string | und
     case 'not-built':
       return (
         `the Kafka client ${kafkaClientPackage} is installed but its native module was never built (no ${path}): ` +
-        'its install script did not run (npm 11 runs it only for a package your package.json lists in `allowScripts`; ' +
-        '`--ignore-scripts`; another package manager asks you to approve builds) or it failed. Allow the script, then ' +
+        'its install script did not run (a package your package.json does not list in `allowScripts`, where npm ' +
+        'enforces that policy; `--ignore-scripts`; another package manager asks you to approve builds) or it failed. ' +
+        'Allow the script, then ' +
         `\`${rebuild}\` (a build from source; see docs/kafka.md, "Installing the client")`
       );
     case 'other-node':
