@@ -205,8 +205,8 @@ test('server, pgDb({ max: 1 }): the first enqueue through a serde is refused at 
 
 test('naive twin, server pool of one connection without the guard: the nested query waits, and so does everyone else', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
-  // The pool's connection timeout is the only bound of the wait (here 3 s; 10 s by default, none on a pool of yours).
-  const db = oneConnection(t, false, 3000);
+  // The pool's connection timeout is the only bound of the wait (here 2 s; 10 s by default, none on a pool of yours).
+  const db = oneConnection(t, false, 2000);
   let nested: Promise<unknown> | undefined;
   const outer = db.transaction(async () => {
     nested = db.query('SELECT 1');
@@ -214,7 +214,7 @@ test('naive twin, server pool of one connection without the guard: the nested qu
   });
   outer.catch(() => undefined);
   await new Promise((resolve) => setImmediate(resolve));
-  assert.equal(await within(outer, 1000), 'pending', 'the nested query waits for the connection its caller holds');
-  assert.equal(await within(db.query('SELECT 1'), 500), 'pending', 'and every other user of the Db waits');
+  assert.equal(await within(outer, 800), 'pending', 'the nested query waits for the connection its caller holds');
+  assert.equal(await within(db.query('SELECT 1'), 400), 'pending', 'and every other user of the Db waits');
   await assert.rejects(outer, (error: { code?: string }) => error.code !== 'EFF_NESTED_TRANSACTION');
 });
