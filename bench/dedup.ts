@@ -1,7 +1,7 @@
 // dedup cost as processed_events grows: the same batches of dedup claims timed at 1M rows and at 10M rows. The rows
 // carry time-ordered ids (UUIDv7, as the library's own events do) and the claims fresh UUIDv7 ids. (Random ids — the
 // UUIDv5 dedup keys of other producers' events — against a table of random ids cost more as it grows: see
-// docs/development.md; against this table they would all land past its ids and say nothing.)
+// docs/dev/development.md; against this table they would all land past its ids and say nothing.)
 import { migrate } from '../src/db/migrate.ts';
 import type { Db } from '../src/db/port.ts';
 import { loadSql } from '../src/db/sql.ts';

@@ -227,7 +227,7 @@ writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 log(`results in ${fileURLToPath(file)}`);
 if (summary.dedup_10m_vs_1m !== undefined && summary.dedup_10m_vs_1m > 1.5) {
   log(
-    `dedup_10m_vs_1m=${summary.dedup_10m_vs_1m} is above the 1.5 target (see docs/development.md, dedup at 10M rows)`,
+    `dedup_10m_vs_1m=${summary.dedup_10m_vs_1m} is above the 1.5 target (see docs/dev/development.md, dedup at 10M rows)`,
   );
 }
 console.log(

@@ -38,4 +38,4 @@ npm install --no-audit --no-fund
 echo "install: npm install took $((SECONDS - started)) s"
 # npm skips install scripts not listed in package.json's allowScripts: make sure the native client was built.
 node -e "require('@confluentinc/kafka-javascript')" \
-  || { echo "install: the Kafka client's native module is missing (see docs/development.md)" >&2; exit 1; }
+  || { echo "install: the Kafka client's native module is missing (see docs/dev/development.md)" >&2; exit 1; }

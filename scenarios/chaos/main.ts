@@ -6,7 +6,7 @@
 // restarts PostgreSQL P times (the project's private cluster, scripts/postgres.sh), and audits: every order exactly one
 // e-mail. With --nodes 3 it runs on the three-node cluster of scripts/kafka.sh (started when needed) and may kill one
 // node for good. Exit 0 complete, 1 something lost or doubled, 2 stopped before everything was delivered (see
-// docs/chaos.md).
+// docs/dev/chaos.md).
 import { parseArgs } from 'node:util';
 import { privateBroker } from './brokers.ts';
 import { ending } from './ending.ts';

@@ -2,12 +2,16 @@ import pg from 'pg';
 import { invalidOptions, transactionAborted } from '../errors.ts';
 import { notMigrated, rethrowNotMigrated } from './not-migrated.ts';
 import type { Db, Queryable } from './port.ts';
+import { type SingleSessionGuard, singleSessionGuard } from './single-session.ts';
 import { sqlState } from './sqlstate.ts';
 
 export interface PgDbOptions {
   /** Default `DATABASE_URL` or `postgres://postgres@127.0.0.1:5432/postgres`. */
   connectionString?: string;
-  /** Pool size for the library's own work (default 4). */
+  /**
+   * Pool size for the library's own work (default 4). With 1, a transaction or query asked of the Db from inside one of
+   * its own transactions is refused (`EFF_NESTED_TRANSACTION`) instead of waiting for the connection it holds.
+   */
   max?: number;
   /**
    * Server-side `statement_timeout` of each session (default 60,000 ms; 0 turns it off; a `statement_timeout`
@@ -82,19 +86,34 @@ export function defaultDatabaseUrl(): string {
 
 /**
  * A Db on a PostgreSQL server through `pg` (node-postgres). Pass your own pool (its settings are kept as they are),
- * or let it make one with the timeouts and keepalive of `PgDbOptions`.
+ * or let it make one with the timeouts and keepalive of `PgDbOptions`. On a pool of one connection (`max: 1`) a
+ * transaction or query asked of this Db from inside one of its own transactions is refused at once with
+ * `EFF_NESTED_TRANSACTION`: it would wait for the connection that very transaction holds (see `single-session.ts`).
  */
 export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
-  const ownsPool = !(source instanceof pg.Pool);
   const pool = source instanceof pg.Pool ? source : new pg.Pool(pgPoolConfig(source));
+  return poolDb(pool, { ownsPool: !(source instanceof pg.Pool), guarded: pool.options.max === 1 });
+}
+
+/**
+ * The Db of a pool. `guarded`: refuse re-entrance (a pool of one connection); off only for PGlite's and the tests'
+ * naive twins, to show the wait the guard prevents.
+ */
+export function poolDb(pool: pg.Pool, options: { ownsPool: boolean; guarded: boolean }): Db {
+  const { ownsPool } = options;
+  const guard: SingleSessionGuard | undefined = options.guarded ? singleSessionGuard() : undefined;
   // An idle client that loses its server emits 'error' on the pool; without a listener that would crash the process.
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
   return {
     connections: pool.options.max,
     // a library table missing (never migrated) becomes EFF_NOT_MIGRATED, naming the command to run
-    query: (text, params) => pool.query(text, params).catch(rethrowNotMigrated) as never,
+    async query(text, params) {
+      guard?.refuseInside('query');
+      return pool.query(text, params).catch(rethrowNotMigrated) as never;
+    },
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+      guard?.refuseInside('transaction');
       const client = await pool.connect();
       let broken: unknown;
       // A checked-out client whose server goes away emits 'error' (the pool only listens on idle ones): without this
@@ -106,7 +125,7 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await work(client as Queryable);
+        const result = await (guard ? guard.within(() => work(client as Queryable)) : work(client as Queryable));
         // A transaction a failed statement aborted answers COMMIT with a ROLLBACK tag, not an error: check the tag.
         const committed = await client.query('COMMIT');
         if (committed.command !== 'COMMIT') throw transactionAborted(`COMMIT answered ${committed.command}`);

@@ -1,9 +1,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import pg from 'pg';
-import { pgDb } from './pg.ts';
+import { poolDb } from './pg.ts';
 import type { Db } from './port.ts';
-import { singleSessionGuard } from './single-session.ts';
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -34,24 +33,22 @@ export const unguardedForTests = Symbol('effectively.pglite.unguarded');
  * or a single machine that can afford to lose the last moments on power loss, not for money.
  */
 export async function pgliteDb(options: PgliteDbOptions & { [unguardedForTests]?: boolean } = {}): Promise<EmbeddedDb> {
-  const guard = options[unguardedForTests] ? undefined : singleSessionGuard();
   const pglite = await PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
-  const db = pgDb(pool);
+  // One connection: poolDb refuses re-entrance (the guard of single-session.ts).
+  const db = poolDb(pool, { ownsPool: false, guarded: options[unguardedForTests] !== true });
   let closing: Promise<void> | undefined;
   return {
     connections: 1,
     // PGlite answers in-process without real I/O: a loop of queries would run on microtasks alone and starve this
     // process's timers (a relay's poll, a heartbeat) for as long as it lasts. Each call first lets the event loop turn.
     async query(text, params) {
-      guard?.refuseInside('query');
       await turn();
       return db.query(text, params);
     },
     async transaction(work) {
-      guard?.refuseInside('transaction');
       await turn();
-      return db.transaction((tx) => (guard ? guard.within(() => work(tx)) : work(tx)));
+      return db.transaction(work);
     },
     pglite,
     close() {

@@ -1,5 +1,5 @@
 /**
- * The re-entrance guard of a database of one session (PGlite): a transaction or a query asked for from inside one of
+ * The re-entrance guard of a database of one session (PGlite, or a server pool of one connection): a transaction or a query asked for from inside one of
  * its own transactions would wait for ever for the session that transaction holds (and every other user of the
  * database, relays, consumers, heartbeats, would wait behind it). It is refused at once instead.
  *
@@ -21,8 +21,9 @@ export interface SingleSessionGuard {
 export function nestedTransaction(operation: 'transaction' | 'query'): EffectivelyError {
   return new EffectivelyError(
     ErrorCodes.EFF_NESTED_TRANSACTION,
-    `a ${operation} was asked of a database of one session (PGlite) from inside one of its own transactions: it would ` +
-      'wait for ever for the session that transaction holds; use the transaction you are in (`tx`) instead',
+    `a ${operation} was asked of a database of one session (PGlite, or a pool of one connection) from inside one of ` +
+      'its own transactions: it would wait for the session that transaction holds; use the transaction you are in ' +
+      '(`tx`) instead',
     { details: { operation } },
   );
 }

@@ -125,7 +125,7 @@ export interface Consumer {
    * Stops fetching `partitions` until `resume`. Safe from inside a partition's own batch (`BatchControl.pause`), or
    * for partitions with no batch in flight whose records were all resolved. On Kafka a pause from elsewhere loses
    * records: the client drops what it read ahead for the partition and seeks back only partitions it knows a resolved
-   * offset of (measured: 260-300 of 660 records skipped; docs/development.md). The consumer pauses only from its batch.
+   * offset of (measured: 260-300 of 660 records skipped; docs/dev/development.md). The consumer pauses only from its batch.
    */
   pause(partitions: TopicPartition[]): void;
   resume(partitions: TopicPartition[]): void;

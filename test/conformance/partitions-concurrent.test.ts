@@ -1,5 +1,5 @@
 // Several partitions in flight on the Kafka transport (issue 13). Two hazards, each with its naive twin
-// (docs/development.md, "Several partitions at once"). Real broker.
+// (docs/dev/development.md, "Several partitions at once"). Real broker.
 // 1. An offset commit request per batch: when batches come faster than the group coordinator answers commits (small
 //    batches, several partitions in flight, a busy broker), the member's heartbeats queue behind the commits on the
 //    same connection until its session times out; the member loses every partition and gets no records until it has

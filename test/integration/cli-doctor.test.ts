@@ -169,6 +169,9 @@ test('doctor: a stuck outbox row, a refused row and an abandoned embedded lease 
   );
   await db.query(`DELETE FROM ${schema}.outbox_refused`);
 
+  await postgresTransport({ db, schema })
+    .admin()
+    .createTopics([{ topic: 'orders', partitions: 1 }]);
   await db.query(
     `INSERT INTO ${schema}.log_leases (group_id, topic, partition, member_id, expires_at)
      VALUES ('billing', 'orders', 0, 'm1', now() - interval '1 hour')`,

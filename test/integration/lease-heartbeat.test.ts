@@ -35,6 +35,9 @@ function heartbeatSql(schema: string, naive: boolean): string {
 
 /** A lease of `member` on orders[0] ending `inSeconds` from now; returns its end as text (microseconds). */
 async function leaseEnding(db: Db, schema: string, inSeconds: number): Promise<string> {
+  // a lease is of a partition that exists (013)
+  await db.query(`INSERT INTO ${schema}.log_topics (topic, partitions) VALUES ('orders', 1) ON CONFLICT DO NOTHING`);
+  await db.query(`INSERT INTO ${schema}.log_partitions (topic, partition) VALUES ('orders', 0) ON CONFLICT DO NOTHING`);
   const { rows } = await db.query<{ ends: string }>(
     `INSERT INTO ${schema}.log_leases (group_id, topic, partition, member_id, expires_at)
      VALUES ($1, 'orders', 0, $2, now() + make_interval(secs => $3)) RETURNING expires_at::text AS ends`,

@@ -5,10 +5,14 @@
 // EFF_NESTED_TRANSACTION, the registry's refusal says to register at start-up, and `serde.register(topic)` at start-up
 // makes the enqueue work. On the PostgreSQL server (a pool of several connections) the registry takes another
 // connection: the same enqueue registers and is published. The naive twin is PGlite without the guard: it hangs.
+// A server pool of one connection (`pgDb({ max: 1 })`) had the same wait, bounded only by the pool's connection
+// timeout (10 s by default, none on a pool of your own), and is guarded the same way; its twin, unguarded, waits.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, test } from 'node:test';
+import { after, type TestContext, test } from 'node:test';
+import pg from 'pg';
 import { migrate } from '../../src/db/migrate.ts';
+import { pgDb, pgPoolConfig, poolDb } from '../../src/db/pg.ts';
 import { pgliteDb, unguardedForTests } from '../../src/db/pglite.ts';
 import type { Db } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
@@ -138,4 +142,79 @@ test('naive twin, pglite without the guard: the first enqueue through a serde ne
   enqueue.catch(() => undefined);
   assert.equal(await within(enqueue, 1500), 'pending', 'the enqueue waits for the session it holds');
   assert.equal(await within(db.query('SELECT 1'), 500), 'pending', 'and every other user of the database waits');
+});
+
+/** A pool of one connection to the test server, closed after the test. */
+function oneConnection(t: TestContext, guarded: boolean, connectionTimeoutMs = 10_000): Db {
+  const db = guarded
+    ? pgDb({ max: 1, connectionTimeoutMs })
+    : poolDb(new pg.Pool({ ...pgPoolConfig({ connectionTimeoutMs }), max: 1 }), { ownsPool: true, guarded: false });
+  t.after(() => db.close());
+  return db;
+}
+
+test('server, pgDb({ max: 1 }): a transaction or query inside its own transaction is refused at once; the rest is not', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const db = oneConnection(t, true);
+  const started = Date.now();
+  await assert.rejects(
+    db.transaction(async () => db.query('SELECT 1')),
+    (error: { code?: string; details?: { operation?: string } }) =>
+      error.code === 'EFF_NESTED_TRANSACTION' && error.details?.operation === 'query',
+  );
+  await assert.rejects(
+    db.transaction(async () => db.transaction(async (tx) => tx.query('SELECT 1'))),
+    (error: { code?: string; details?: { operation?: string } }) =>
+      error.code === 'EFF_NESTED_TRANSACTION' && error.details?.operation === 'transaction',
+  );
+  assert.ok(Date.now() - started < 2000, `refused at once, not after a wait (${Date.now() - started} ms)`);
+  // Other chains of calls take turns on the one connection, as before.
+  const turns = await Promise.all(
+    [1, 2, 3].map((n) =>
+      db.transaction(async (tx) => (await tx.query<{ n: number }>('SELECT $1::int AS n', [n])).rows[0]!.n),
+    ),
+  );
+  assert.deepEqual(turns, [1, 2, 3]);
+  let later: Promise<unknown> | undefined;
+  await db.transaction(async () => {
+    later = new Promise((resolve, reject) => setTimeout(() => db.query('SELECT 1').then(resolve, reject), 20));
+  });
+  assert.ok(await later);
+  // A pool of several connections is not guarded: the nested query takes another connection.
+  const pool = pgDb({ max: 2 });
+  t.after(() => pool.close());
+  const nested = await pool.transaction(async () => (await pool.query<{ n: number }>('SELECT 7 AS n')).rows[0]!.n);
+  assert.equal(nested, 7);
+});
+
+test('server, pgDb({ max: 1 }): the first enqueue through a serde is refused at once; after serde.register it is written', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { schema } = await freshSchema(t);
+  const db = oneConnection(t, true);
+  const serde = avroSerde({ registry: postgresSchemaRegistry({ db, schema }), schema: avsc });
+  const outbox = createOutbox({ schema, notify: false, serde });
+  await assert.rejects(
+    db.transaction((tx) => outbox.enqueue(tx, event())),
+    (error: { code?: string; message: string }) =>
+      error.code === 'EFF_NESTED_TRANSACTION' && error.message.includes('serde.register(topic)'),
+  );
+  await serde.register('orders');
+  await db.transaction((tx) => outbox.enqueue(tx, event()));
+  assert.equal(await count(db, schema), 1);
+});
+
+test('naive twin, server pool of one connection without the guard: the nested query waits, and so does everyone else', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  // The pool's connection timeout is the only bound of the wait (here 2 s; 10 s by default, none on a pool of yours).
+  const db = oneConnection(t, false, 2000);
+  let nested: Promise<unknown> | undefined;
+  const outer = db.transaction(async () => {
+    nested = db.query('SELECT 1');
+    return nested;
+  });
+  outer.catch(() => undefined);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(await within(outer, 800), 'pending', 'the nested query waits for the connection its caller holds');
+  assert.equal(await within(db.query('SELECT 1'), 400), 'pending', 'and every other user of the Db waits');
+  await assert.rejects(outer, (error: { code?: string }) => error.code !== 'EFF_NESTED_TRANSACTION');
 });

@@ -38,7 +38,7 @@ export function requireSubject(subject: unknown): string {
 }
 
 /**
- * `EFF_NESTED_TRANSACTION` of a database of one session (PGlite) met by a registration or a look-up, with the way out:
+ * `EFF_NESTED_TRANSACTION` of a database of one session (PGlite, a pool of one connection) met by a registration or a look-up, with the way out:
  * inside `outbox.enqueue`'s transaction the registry cannot reach the session that transaction holds.
  */
 export function registerAtStart(error: unknown, subject: string): unknown {
@@ -46,7 +46,8 @@ export function registerAtStart(error: unknown, subject: string): unknown {
   return new EffectivelyError(
     ErrorCodes.EFF_NESTED_TRANSACTION,
     `the schema of subject \`${subject}\` cannot be registered (or looked up) from inside a transaction on a database ` +
-      'of one session (PGlite), such as the one `outbox.enqueue` writes in: register it at start-up, before the first ' +
+      'of one session (PGlite, a pool of one connection), such as the one `outbox.enqueue` writes in: register it at ' +
+      'start-up, before the first ' +
       'enqueue (`await serde.register(topic)`), or as a deploy step',
     { cause: error, details: { ...error.details, subject } },
   );

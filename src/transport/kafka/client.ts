@@ -4,42 +4,27 @@
 // required whole (synchronously: `kafkaTransport()` stays synchronous) and taken apart on first use.
 import { createRequire } from 'node:module';
 import type * as KafkaClient from '@confluentinc/kafka-javascript';
-import { EffectivelyError, ErrorCodes } from '../../errors.ts';
+import { kafkaClientPackage, kafkaClientUnavailable, nativeModuleOf } from './client-unavailable.ts';
 
 type ClientModule = typeof KafkaClient;
 export type Kafka = InstanceType<ClientModule['KafkaJS']['Kafka']>;
 
-const packageName = '@confluentinc/kafka-javascript';
 let loaded: ClientModule | undefined;
 
-/** Loads the Kafka client (once); a missing package or a native module built for another Node is a coded error. */
+/** Loads the Kafka client (once); a missing package or a native module that does not load is a coded error. */
 export function loadKafkaClient(): ClientModule {
-  if (loaded) return loaded;
-  try {
-    loaded = createRequire(import.meta.url)(packageName) as ClientModule;
-  } catch (error) {
-    throw kafkaClientUnavailable(error);
-  }
+  loaded ??= requireKafkaClient(import.meta.url);
   return loaded;
 }
 
-const oneLine = (error: unknown) =>
-  String((error as Error).message)
-    .replace(/\s+/g, ' ')
-    .trim();
-
-function kafkaClientUnavailable(error: unknown): EffectivelyError {
-  const code = (error as { code?: unknown }).code;
-  const missing = code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes(`'${packageName}'`);
-  const message = missing
-    ? `the Kafka transport needs the package ${packageName}, an optional peer dependency: ` +
-      `npm install ${packageName} (a native module; see the README's Install section)`
-    : `the Kafka client ${packageName} is installed but could not be loaded (${oneLine(error)}); ` +
-      `a native module built for another Node version needs \`npm rebuild ${packageName} --update-binary\` (see the README's Install section)`;
-  return new EffectivelyError(ErrorCodes.EFF_KAFKA_CLIENT_UNAVAILABLE, message, {
-    cause: error,
-    details: { package: packageName, missing, node: process.version },
-  });
+/** Requires the client as a module at `from` would, or throws `EFF_KAFKA_CLIENT_UNAVAILABLE` saying why it cannot. */
+export function requireKafkaClient(from: string | URL): ClientModule {
+  const require = createRequire(from);
+  try {
+    return require(kafkaClientPackage) as ClientModule;
+  } catch (error) {
+    throw kafkaClientUnavailable(error, nativeModuleOf(require));
+  }
 }
 
 /** A namespace of the client that loads it on first property access (so importing this file loads nothing). */

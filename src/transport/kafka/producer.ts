@@ -70,6 +70,10 @@ export class KafkaProducer implements Producer {
         'socket.nagle.disable': true,
         // Room for large records (the broker script allows 16 MB); a record over the limit fails its send, loudly.
         'message.max.bytes': defaultMessageMaxBytes,
+        // The partition count a key is hashed by comes from the client's metadata, refreshed every 5 minutes by
+        // default: a topic deleted and created again with another count meanwhile put one key on two partitions for
+        // that long (issue 38). 5 s bounds it (one small metadata request per producer every 5 s, as the consumers).
+        'topic.metadata.refresh.interval.ms': 5000,
         ...rdkafka,
       });
     this.#client = this.#make();

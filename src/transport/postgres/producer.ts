@@ -85,50 +85,88 @@ export class PostgresProducer implements Producer {
     return db === this.#options.db;
   }
 
+  /**
+   * Appends in the caller's transaction. Topics are taken in order, and each topic's partitions in order, so locks go
+   * in the fixed (topic, partition) order. A topic's partition count is remembered, and checked by each reservation:
+   * a topic deleted and created again with another count is partitioned again by its count of now, or one key would
+   * land on two partitions.
+   */
   async sendWithin(tx: Queryable, records: readonly OutgoingRecord[]): Promise<void> {
     if (this.#closed) throw new EffectivelyError(ErrorCodes.EFF_CLOSED, 'producer is closed');
-    {
-      const groups = new Map<string, { topic: string; partition: number; records: OutgoingRecord[] }>();
-      for (const record of records) {
-        let partitions = this.#partitions.get(record.topic);
-        if (partitions === undefined) {
-          const { rows } = await tx.query<{ partitions: number }>(this.#sql.ensureTopic, [
-            record.topic,
-            this.#options.defaultPartitions,
-          ]);
-          partitions = rows[0]!.partitions;
-          this.#partitions.set(record.topic, partitions);
-        }
-        const partition = partitionOf(partitionKey(record.key), partitions);
-        const id = `${record.topic}\u0000${String(partition).padStart(6, '0')}`;
-        const group = groups.get(id) ?? { topic: record.topic, partition, records: [] };
-        group.records.push(record);
-        groups.set(id, group);
-      }
-      for (const id of [...groups.keys()].sort()) {
-        const { topic, partition, records: batch } = groups.get(id)!;
-        const { rows } = await tx.query<{ first: string }>(this.#sql.reserve, [topic, partition, batch.length]);
-        if (rows.length === 0) {
-          this.#partitions.delete(topic);
-          throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `topic ${topic} has no partition ${partition}`, {
-            retryable: true,
-          });
-        }
-        let first = BigInt(rows[0]!.first);
-        for (const slice of slices(batch)) {
-          await tx.query(this.#sql.append, [
-            topic,
-            partition,
-            first.toString(),
-            slice.map((record) => textKey(record.key)),
-            slice.map((record) => encodeHeaders(record.headers)),
-            byteaArray(slice.map((record) => record.value)),
-            byteaArray(slice.map((record) => bytesKey(record.key))),
-          ]);
-          first += BigInt(slice.length);
-        }
+    const byTopic = new Map<string, OutgoingRecord[]>();
+    for (const record of records) {
+      const list = byTopic.get(record.topic) ?? [];
+      list.push(record);
+      byTopic.set(record.topic, list);
+    }
+    for (const topic of [...byTopic.keys()].sort()) await this.#appendTopic(tx, topic, byTopic.get(topic)!);
+  }
+
+  /** One topic's records; retried once with the count read afresh when the remembered one is no longer true. */
+  async #appendTopic(tx: Queryable, topic: string, records: OutgoingRecord[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const partitions = this.#partitions.get(topic) ?? (await this.#ensureTopic(tx, topic));
+      if (await this.#appendPartitioned(tx, topic, partitions, records)) return;
+      this.#partitions.delete(topic);
+      if (attempt > 0) {
+        throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `topic ${topic} changed while records were appended`, {
+          retryable: true,
+        });
       }
     }
+  }
+
+  async #ensureTopic(tx: Queryable, topic: string): Promise<number> {
+    const { rows } = await tx.query<{ partitions: number }>(this.#sql.ensureTopic, [
+      topic,
+      this.#options.defaultPartitions,
+    ]);
+    const partitions = rows[0]!.partitions;
+    this.#partitions.set(topic, partitions);
+    return partitions;
+  }
+
+  /**
+   * Appends a topic's records by `partitions`; false (nothing appended) when the topic no longer has that many. Only
+   * the first reservation can find that: once it holds a partition's row, the topic cannot change until the commit.
+   */
+  async #appendPartitioned(
+    tx: Queryable,
+    topic: string,
+    partitions: number,
+    records: OutgoingRecord[],
+  ): Promise<boolean> {
+    const groups = new Map<number, OutgoingRecord[]>();
+    for (const record of records) {
+      const partition = partitionOf(partitionKey(record.key), partitions);
+      const group = groups.get(partition);
+      if (group) group.push(record);
+      else groups.set(partition, [record]);
+    }
+    for (const partition of [...groups.keys()].sort((a, b) => a - b)) {
+      const batch = groups.get(partition)!;
+      const { rows } = await tx.query<{ first: string }>(this.#sql.reserve, [
+        topic,
+        partition,
+        batch.length,
+        partitions,
+      ]);
+      if (rows.length === 0) return false;
+      let first = BigInt(rows[0]!.first);
+      for (const slice of slices(batch)) {
+        await tx.query(this.#sql.append, [
+          topic,
+          partition,
+          first.toString(),
+          slice.map((record) => textKey(record.key)),
+          slice.map((record) => encodeHeaders(record.headers)),
+          byteaArray(slice.map((record) => record.value)),
+          byteaArray(slice.map((record) => bytesKey(record.key))),
+        ]);
+        first += BigInt(slice.length);
+      }
+    }
+    return true;
   }
 
   async close(): Promise<void> {

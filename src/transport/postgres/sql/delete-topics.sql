@@ -1,3 +1,3 @@
-WITH offsets AS (DELETE FROM :schema.log_offsets WHERE topic = ANY($1::text[])),
-     leases AS (DELETE FROM :schema.log_leases WHERE topic = ANY($1::text[]))
+-- Deletes topics; their partitions, records, and the groups' offsets and leases go with them (foreign keys, 013). The
+-- cascade waits for a commit in flight on a partition (its offset insert locks the partition's row) and removes it too.
 DELETE FROM :schema.log_topics WHERE topic = ANY($1::text[])
