@@ -3,7 +3,7 @@
 // the record's headers and the effect's row). Naive twin: the row's `traceparent` lost before the relay publishes it:
 // the same check must then fail. On the embedded log (PGlite), and on Kafka.
 import assert from 'node:assert/strict';
-import { type TestContext, test } from 'node:test';
+import { after, test } from 'node:test';
 import { trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { createConsumer } from '../../src/consumer/consumer.ts';
@@ -120,19 +120,22 @@ function assertConventions(spans: ReadableSpan[], topic: string, system: string)
   assert.equal(by('effect email').attributes['effectively.effect.kind'], 'email');
 }
 
-async function embedded(t: TestContext): Promise<Setup> {
-  const db = await pgliteDb();
-  t.after(() => db.close());
-  const schema = 'otel';
+// One PGlite for the file (its start is the slow part), a schema per test.
+let shared: Promise<Db> | undefined;
+after(async () => (await shared)?.close());
+
+async function embedded(schema: string): Promise<Setup> {
+  shared ??= pgliteDb();
+  const db = await shared;
   await migrate(db, { schema });
   const transport = postgresTransport({ db, schema, pollIntervalMs: 10, logger: silentLogger });
-  const topic = `otel-${t.name.length}`;
+  const topic = 'otel-orders';
   await transport.admin().createTopics([{ topic, partitions: 1 }]);
   return { db, schema, transport, topic };
 }
 
-test('embedded: one trace from the request to the provider call, every hop the child of the one before', async (t) => {
-  const setup = await embedded(t);
+test('embedded: one trace from the request to the provider call, every hop the child of the one before', async () => {
+  const setup = await embedded('otel_a');
   const spans = await order(setup, false);
   assertOneTrace(spans, setup.topic);
   assertConventions(spans, setup.topic, 'effectively');
@@ -145,8 +148,8 @@ test('embedded: one trace from the request to the provider call, every hop the c
   assert.equal(duration?.count, 1);
 });
 
-test('embedded naive twin: the traceparent dropped at the relay breaks the trace, and the check sees it', async (t) => {
-  const setup = await embedded(t);
+test('embedded naive twin: the traceparent dropped at the relay breaks the trace, and the check sees it', async () => {
+  const setup = await embedded('otel_b');
   const spans = await order(setup, true);
   assert.throws(() => assertOneTrace(spans, setup.topic), assert.AssertionError);
 });
