@@ -15,6 +15,13 @@ function defined(attributes: Attributes): Record<string, string | number | boole
   return out;
 }
 
+/** The library's tracer, asked once: the API's tracer follows a provider registered later by itself. */
+let tracer: { api: OtelApi; tracer: ReturnType<OtelApi['trace']['getTracer']> } | undefined;
+function tracerOf(api: OtelApi) {
+  if (tracer?.api !== api) tracer = { api, tracer: api.trace.getTracer(scopeName) };
+  return tracer.tracer;
+}
+
 /** A span of this library; `attributes` is only called when the span records (no cost without an SDK). */
 export function startSpan(
   api: OtelApi,
@@ -24,8 +31,7 @@ export function startSpan(
   attributes: () => Attributes,
   links?: () => Link[],
 ): Span {
-  const tracer = api.trace.getTracer(scopeName);
-  const span = tracer.startSpan(name, { kind, ...(links ? { links: links() } : {}) }, parent);
+  const span = tracerOf(api).startSpan(name, { kind, ...(links ? { links: links() } : {}) }, parent);
   if (span.isRecording()) span.setAttributes(defined(attributes()));
   return span;
 }
@@ -71,7 +77,8 @@ export function hasSpan(api: OtelApi, context: Context): boolean {
 /** The headers that carry `context` (`traceparent`, `tracestate`, whatever the registered propagator writes). */
 export function headersOf(api: OtelApi, context: Context): Record<string, string> {
   const carrier: Record<string, string> = {};
-  api.propagation.inject(context, carrier);
+  // No valid span (no SDK, no trace to continue): nothing to carry, and no propagator call.
+  if (hasSpan(api, context)) api.propagation.inject(context, carrier);
   return carrier;
 }
 
