@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { consumerLag } from '../backpressure/lag.ts';
 import { librarySchema } from '../db/identifiers.ts';
+import { rethrowNotMigrated } from '../db/not-migrated.ts';
 import type { Queryable } from '../db/port.ts';
 import type { Admin, Transport } from '../transport/port.ts';
 import { errorFields, type Logger, stderrLogger } from './logger.ts';
@@ -37,9 +38,11 @@ const backlog = (table: string, status: string, since: string) =>
   `SELECT count(*)::int AS count, extract(epoch FROM now() - min(${since}))::float8 AS oldest FROM ${table}${status}`;
 
 async function deadLetterFamilies(db: Queryable, schema: string): Promise<MetricFamily[]> {
-  const dead = (
-    await db.query<BacklogRow>(backlog(`${schema}.dead_letters`, " WHERE status = 'dead'", 'last_failed_at'))
-  ).rows[0];
+  // The first statement of a scrape: a schema never migrated says so (EFF_NOT_MIGRATED).
+  const deadRows = await db
+    .query<BacklogRow>(backlog(`${schema}.dead_letters`, " WHERE status = 'dead'", 'last_failed_at'))
+    .catch(rethrowNotMigrated);
+  const dead = deadRows.rows[0];
   const acted = await db.query<StatusRow>(
     `SELECT status, count(*)::int AS count FROM ${schema}.dead_letters WHERE status <> 'dead' GROUP BY status`,
   );

@@ -170,4 +170,10 @@ test('the numbers from the database and the log, served on node:http, with a hos
   ).samples;
   assert.equal(value(after, 'effectively_consumer_lag', lag), 0);
   assert.equal(value(after, 'effectively_dedup_outcomes_total', { group: hostile, outcome: 'applied' }), 3);
+
+  // A schema never migrated: 503 with the code that says what to do, never a half-written page.
+  const unmigrated = await serve(t, metricsHandler(db, { schema: `${schema}_none`, logger: silentLogger }));
+  const refused = await fetch(unmigrated);
+  assert.equal(refused.status, 503);
+  assert.match(await refused.text(), /EFF_NOT_MIGRATED/);
 });
