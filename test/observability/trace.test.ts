@@ -154,6 +154,48 @@ test('embedded naive twin: the traceparent dropped at the relay breaks the trace
   assert.throws(() => assertOneTrace(spans, setup.topic), assert.AssertionError);
 });
 
+test('embedded batch handler: one process span for the batch, linked to the send span of each event', async () => {
+  const { db, schema, transport, topic } = await embedded('otel_c');
+  otel.reset();
+  const outbox = createOutbox({ schema });
+  const tracer = trace.getTracer('app');
+  for (const key of ['a', 'b', 'c']) {
+    // Three requests, three traces.
+    await tracer.startActiveSpan(`POST /orders/${key}`, async (span) => {
+      const event = createEvent({ topic, type: 'order.confirmed', source: '/orders', key, data: {} });
+      await db.transaction((tx) => outbox.enqueue(tx, event));
+      span.end();
+    });
+  }
+  const relay = createRelay({ db, schema, producerFactory: () => transport.producer(), logger: silentLogger });
+  assert.equal(await relay.drain(10_000), 3);
+  await relay.close();
+  let seen = 0;
+  const consumer = createConsumer({
+    db,
+    transport,
+    schema,
+    group: 'otel-batch',
+    topics: [topic],
+    logger: silentLogger,
+    batchHandler: async (events) => {
+      seen += events.length;
+    },
+  });
+  await consumer.start();
+  await eventually(async () => seen === 3);
+  await consumer.close();
+  const spans = otel.spans();
+  const sends = spans.filter((span) => span.name === `send ${topic}`).map((span) => span.spanContext());
+  assert.equal(new Set(sends.map((c) => c.traceId)).size, 3, 'three traces');
+  const [process] = spans.filter((span) => span.name === `process ${topic}`);
+  assert.ok(process, spans.map((s) => s.name).join());
+  assert.equal(process.parentSpanContext, undefined, 'a batch span is a root');
+  assert.equal(process.attributes['messaging.batch.message_count'], 3);
+  const linked = process.links.map((link) => `${link.context.traceId}/${link.context.spanId}`).sort();
+  assert.deepEqual(linked, sends.map((c) => `${c.traceId}/${c.spanId}`).sort(), 'a link to each send span');
+});
+
 test('kafka: the same trace through the broker', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
