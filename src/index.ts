@@ -116,6 +116,18 @@ export {
 export type { CloseOptions } from './lifecycle.ts';
 export type { FaultInjector, FaultPoint } from './observability/faults.ts';
 export { type Logger, silentLogger, stderrLogger } from './observability/logger.ts';
+export {
+  type MetricsHandlerOptions,
+  metricsHandler,
+  type PrometheusOptions,
+  prometheusMetrics,
+} from './observability/prometheus.ts';
+export {
+  type MetricFamily,
+  prometheusContentType,
+  renderPrometheus,
+  type Sample as PrometheusSample,
+} from './observability/prometheus-text.ts';
 // outbox
 export { createOutbox, type Outbox, type OutboxOptions } from './outbox/outbox.ts';
 export {

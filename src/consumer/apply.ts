@@ -1,6 +1,8 @@
 import type { Queryable } from '../db/port.ts';
 import type { Event } from '../envelope/event.ts';
 import { dedupKeyOf } from '../envelope/identity.ts';
+import type { MessagingSystem } from '../observability/semconv.ts';
+import { traceProcess } from '../observability/trace-consumer.ts';
 import type { IncomingRecord } from '../transport/port.ts';
 import { GuardedTx } from './guarded-tx.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
@@ -28,6 +30,8 @@ export interface ApplierOptions {
   batchHandler?: BatchEventHandler | undefined;
   /** The dedup claim statement (`dedup.sql`). */
   dedup: string;
+  /** The transport as a `messaging.system` (the `process` spans' attribute). */
+  system: MessagingSystem;
 }
 
 /**
@@ -37,16 +41,19 @@ export interface ApplierOptions {
  * `HandlerFailure` telling where the range should be split.
  */
 export function createApplier(options: ApplierOptions) {
-  const { group, handler, batchHandler, dedup } = options;
+  const { group, handler, batchHandler, dedup, system } = options;
 
   async function applyBatch(tx: Queryable, range: Decoded[], outcomes: Outcome[], signal: AbortSignal) {
     const events: Event[] = [];
     for (const [index, outcome] of outcomes.entries()) if (outcome === 'applied') events.push(range[index]!.event);
     if (events.length === 0) return;
+    const records: IncomingRecord[] = [];
+    for (const [index, outcome] of outcomes.entries()) if (outcome === 'applied') records.push(range[index]!.record);
     let results: void | ('applied' | 'stale')[];
     const guarded = new GuardedTx(tx);
     try {
-      results = await batchHandler!(events, { tx: guarded.tx, signal, group, savepoint: guarded.savepoint });
+      const context = { tx: guarded.tx, signal, group, savepoint: guarded.savepoint };
+      results = await traceProcess(system, group, records, events[0]!.id, () => batchHandler!(events, context));
       await guarded.check('the batch handler caught a failed statement');
     } catch (error) {
       throw new HandlerFailure(range.length > 1 ? Math.ceil(range.length / 2) : 0, error);
@@ -64,13 +71,14 @@ export function createApplier(options: ApplierOptions) {
     for (const [index, { event, record }] of range.entries()) {
       if (outcomes[index] !== 'applied') continue;
       try {
-        const result = await handler!(event, {
+        const context = {
           tx: guarded.tx,
           signal,
           group,
           savepoint: guarded.savepoint,
           record: { topic: record.topic, partition: record.partition, offset: record.offset },
-        });
+        };
+        const result = await traceProcess(system, group, [record], event.id, () => handler!(event, context));
         // A handler that caught a failed statement without a savepoint left the transaction aborted: its record fails.
         await guarded.check('the handler caught a failed statement');
         if (result === 'stale') outcomes[index] = 'stale';

@@ -8,6 +8,7 @@ import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
 import { callBack } from '../observability/callback.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
+import { systemOf } from '../observability/semconv.ts';
 import type { Consumer, Producer, TopicPartition, Transport } from '../transport/port.ts';
 import { partitionId } from '../transport/position.ts';
 import { createApplier } from './apply.ts';
@@ -58,7 +59,9 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
   const groupSettings = loadSql(import.meta.url, 'group-settings.sql', schema);
   const processedSql = loadSql(import.meta.url, 'processed.sql', schema);
   const unclaimSql = loadSql(import.meta.url, 'unclaim.sql', schema);
-  const applyIn = createApplier({ group, handler, batchHandler, dedup: loadSql(import.meta.url, 'dedup.sql', schema) });
+  const system = systemOf(options.transport.name);
+  const dedup = loadSql(import.meta.url, 'dedup.sql', schema);
+  const applyIn = createApplier({ group, handler, batchHandler, dedup, system });
   const decode = options.decode ?? decodeEvent;
   const isOutage = outageProbe(db);
   const retryTopics = options.retryTopics ? new RetryTopics(options.topics, options.retryTopics) : undefined;
@@ -139,6 +142,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     db,
     group,
     applyIn,
+    system,
     decode,
     retryTopics,
     keyOrder,

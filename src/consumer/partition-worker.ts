@@ -1,6 +1,8 @@
 import type { Db } from '../db/port.ts';
 import type { Event } from '../envelope/event.ts';
 import { dedupKeyOf } from '../envelope/identity.ts';
+import type { MessagingSystem } from '../observability/semconv.ts';
+import { type RangeTrace, traceRange } from '../observability/trace-consumer.ts';
 import type { Batch, BatchControl, BatchHandler, Consumer, IncomingRecord, TopicPartition } from '../transport/port.ts';
 import { type ApplyIn, type Decoded, HandlerFailure } from './apply.ts';
 import { isLeaseLost } from './classify.ts';
@@ -23,6 +25,8 @@ export interface PartitionWorkerContext {
   db: Db;
   group: string;
   applyIn: ApplyIn;
+  /** The transport as a `messaging.system` (spans and metrics). */
+  system: MessagingSystem;
   decode: (record: IncomingRecord) => Event | Promise<Event>;
   retryTopics: RetryTopics | undefined;
   keyOrder: KeyOrder | undefined;
@@ -68,6 +72,27 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
    * release the holds their holders were (key-ordered), and commit the offset along when the log is in this database.
    */
   async function applyRange(range: Decoded[], signal: AbortSignal, progress: Progress): Promise<Outcome[]> {
+    const trace = traceRange(
+      ctx.system,
+      group,
+      range.map((item) => item.record),
+    );
+    try {
+      const outcomes = await applyRangeIn(range, signal, progress, trace);
+      trace.end(outcomes);
+      return outcomes;
+    } catch (error) {
+      trace.end(undefined, error instanceof HandlerFailure ? error.error : error);
+      throw error;
+    }
+  }
+
+  async function applyRangeIn(
+    range: Decoded[],
+    signal: AbortSignal,
+    progress: Progress,
+    trace: RangeTrace,
+  ): Promise<Outcome[]> {
     return db.transaction(async (tx) => {
       const topic = range[0]!.record.topic;
       const fromMain = retryTopics === undefined || retryTopics.stageOf(topic).stage === 0;
@@ -87,6 +112,7 @@ export function createPartitionWorker(ctx: PartitionWorkerContext): BatchHandler
         await ctx.transportConsumer().commitWithin!(tx, [progress.positionWith(range.map((item) => item.record))]);
       }
       await ctx.faults?.('consumer:before-db-commit');
+      trace.committing();
       return outcomes;
     });
   }

@@ -20,4 +20,4 @@ UPDATE :schema.effects AS e
        updated_at = now()
   FROM due
  WHERE e.id = due.id
-RETURNING e.id::text AS id, e.key, e.kind, e.payload, e.attempts, due.in_doubt, e.created_at
+RETURNING e.id::text AS id, e.key, e.kind, e.payload, e.attempts, due.in_doubt, e.created_at, e.trace_context

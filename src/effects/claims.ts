@@ -6,6 +6,8 @@ import type { PendingEffect } from './provider.ts';
 /** A claimed effect and the lease it was claimed under (only that lease records a failure). */
 export interface Claimed extends PendingEffect {
   leaseId: string;
+  /** The trace it was scheduled in (`traceparent`...), null without one. */
+  traceContext: Record<string, string> | null;
 }
 
 interface ClaimRow extends Record<string, unknown> {
@@ -16,6 +18,7 @@ interface ClaimRow extends Record<string, unknown> {
   attempts: number;
   in_doubt: boolean;
   created_at: Date;
+  trace_context: Record<string, string> | null;
 }
 
 const files = {
@@ -53,6 +56,7 @@ export function effectClaims(schema: string) {
         inDoubt: row.in_doubt,
         createdAt: row.created_at,
         leaseId: input.leaseId,
+        traceContext: row.trace_context,
       }));
     },
     async unclaim(db: Queryable, effect: Claimed): Promise<void> {

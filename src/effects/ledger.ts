@@ -3,6 +3,7 @@ import type { Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { uuidv7 } from '../envelope/uuidv7.ts';
 import { invalidOptions } from '../errors.ts';
+import { activeTraceHeaders } from '../observability/tracing.ts';
 
 export type EffectStatus = 'pending' | 'done' | 'dead' | 'cancelled';
 
@@ -131,7 +132,17 @@ export function createEffects(options: EffectsOptions = {}): Effects {
       if (input.notBefore !== undefined && Number.isNaN(input.notBefore.getTime())) {
         throw invalidOptions('notBefore', 'a valid Date');
       }
-      const params = [uuidv7(), input.key, input.kind, JSON.stringify(input.payload), input.notBefore ?? null];
+      // Scheduled inside a consumer's handler: the `process` span's context, for the sender's call to join its trace.
+      const trace = activeTraceHeaders();
+      const payload = JSON.stringify(input.payload);
+      const params = [
+        uuidv7(),
+        input.key,
+        input.kind,
+        payload,
+        input.notBefore ?? null,
+        trace && JSON.stringify(trace),
+      ];
       const { rows } = await tx.query<{ id: string }>(sql.schedule, params);
       if (rows[0]) return rows[0].id;
       // A concurrent transaction committed the same (key, kind) after this statement's snapshot: read it now.

@@ -13,6 +13,7 @@ import { type CloseOptions, within } from '../lifecycle.ts';
 import { callBack } from '../observability/callback.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import { fullJitter, maxTimerMs, sleep as realSleep } from '../observability/sleep.ts';
+import { startEffectSpan } from '../observability/trace-effects.ts';
 import { type Claimed, effectClaims } from './claims.ts';
 import { abortable, mayStillRun, type Outcome, outcomeOf, reasonOf } from './outcome.ts';
 import {
@@ -220,13 +221,19 @@ export function createSender(options: SenderOptions): Sender {
     const onHardStop = () => controller.abort(new Error('sender closed during the call'));
     hardStop.signal.addEventListener('abort', onHardStop, { once: true });
     const context: ProviderCallContext = { idempotencyKey: effect.id, signal: controller.signal };
+    const span = startEffectSpan(effect);
+    const traced = <T>(fn: () => Promise<T>) => (span ? span.run(fn) : fn());
     let outcome: Outcome;
     // Claimed more often than maxAttempts: earlier claims ended without an outcome; a lookup may still settle it.
     const exhausted = effect.attempts > maxAttempts;
     try {
       let result: ProviderResult | undefined;
-      if (effect.inDoubt && options.lookup) {
-        result = await abortable(options.lookup(effect, context), controller.signal).catch((error: unknown) => {
+      const lookup = options.lookup;
+      if (effect.inDoubt && lookup) {
+        result = await abortable(
+          traced(() => lookup(effect, context)),
+          controller.signal,
+        ).catch((error: unknown) => {
           if (controller.signal.aborted) throw error;
           logger.warn('effect lookup failed; calling with the same key', { id: effect.id, ...errorFields(error) });
           return undefined;
@@ -245,7 +252,11 @@ export function createSender(options: SenderOptions): Sender {
           throw controller.signal.reason;
         }
         counts.calls += 1;
-        result = (await abortable(provider(effect, context), controller.signal)) ?? {};
+        result =
+          (await abortable(
+            traced(() => provider(effect, context)),
+            controller.signal,
+          )) ?? {};
       }
       outcome = { ok: true, result };
     } catch (error) {
@@ -255,6 +266,7 @@ export function createSender(options: SenderOptions): Sender {
       clearTimeout(timer);
       hardStop.signal.removeEventListener('abort', onHardStop);
     }
+    span?.end(outcome.ok ? undefined : outcome.error);
     // A permanent refusal is an answer: the provider is up. The call's own permit: a late answer is no probe's.
     if (exhausted && !outcome.ok) permit?.release();
     else if (outcome.ok || outcome.failure === 'permanent') permit?.success();

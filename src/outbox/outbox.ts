@@ -6,6 +6,7 @@ import { type ContentModes, encodeEventAs, modeFor } from '../envelope/cloudeven
 import type { Event } from '../envelope/event.ts';
 import { assertValidEvent } from '../envelope/event.ts';
 import { invalidOptions } from '../errors.ts';
+import { type SendSpans, startSendSpans } from '../observability/trace-outbox.ts';
 import { encodingOf } from '../schema/serde/envelope.ts';
 import type { Serde } from '../schema/serde/serde.ts';
 import type { TopicVersion } from '../schema/versioning/declare.ts';
@@ -53,34 +54,51 @@ export function createOutbox(options: OutboxOptions = {}): Outbox {
   const notify = options.notify ?? true;
   const insert = loadSql(import.meta.url, 'enqueue.sql', schema);
   const channel = notifyChannel(schema);
+  /** The insert's columns for `events`, each row's headers carrying its `send` span's context when there is one. */
+  async function columnsOf(events: readonly Event[], spans: SendSpans | undefined) {
+    const columns = {
+      ids: [] as string[],
+      topics: [] as string[],
+      keys: [] as string[],
+      shards: [] as number[],
+      headers: [] as string[],
+      payloads: [] as (Buffer | null)[],
+    };
+    for (const [index, event] of events.entries()) {
+      const encoding = options.serde ? await encodingOf(options.serde, event) : undefined;
+      const record = encodeEventAs(event, modeFor(options.modes, event.topic), encoding);
+      columns.ids.push(event.id);
+      columns.topics.push(record.topic);
+      columns.keys.push(event.key);
+      columns.shards.push(shardOf(event.key, shards));
+      columns.headers.push(JSON.stringify(spans ? { ...record.headers, ...spans.headers(index) } : record.headers));
+      columns.payloads.push(record.value);
+    }
+    return columns;
+  }
+
   return {
     async enqueue(tx, input) {
       const given = Array.isArray(input) ? (input as readonly Event[]) : [input as Event];
       const events = options.versions ? expandForVersions(given, options.versions) : given;
       if (events.length === 0) return;
-      const ids: string[] = [];
-      const topics: string[] = [];
-      const keys: string[] = [];
-      const shardList: number[] = [];
-      const headers: string[] = [];
-      const payloads: (Buffer | null)[] = [];
-      for (const event of events) {
-        assertValidEvent(event); // built by hand, or by an upcaster: the same rules as createEvent
-        const encoding = options.serde ? await encodingOf(options.serde, event) : undefined;
-        const record = encodeEventAs(event, modeFor(options.modes, event.topic), encoding);
-        ids.push(event.id);
-        topics.push(record.topic);
-        keys.push(event.key);
-        shardList.push(shardOf(event.key, shards));
-        headers.push(JSON.stringify(record.headers));
-        payloads.push(record.value);
+      for (const event of events) assertValidEvent(event); // built by hand, or by an upcaster: the same rules as createEvent
+      // A `send` span per event; its context travels in the row as `traceparent` (none without OpenTelemetry).
+      const spans = startSendSpans(events);
+      let stored: string | null;
+      try {
+        const c = await columnsOf(events, spans);
+        // the caller's own transaction: a schema never migrated says so here too (EFF_NOT_MIGRATED)
+        const { rows } = await tx
+          .query<{ stored: string | null }>(insert, [c.ids, c.topics, c.keys, c.shards, c.headers, c.payloads, shards])
+          .catch(rethrowNotMigrated);
+        // Checked in the insert itself against the count the first relay stored (none yet: nothing to check).
+        stored = rows[0]?.stored ?? null;
+      } catch (error) {
+        spans?.end(error);
+        throw error;
       }
-      // the caller's own transaction: a schema never migrated says so here too (EFF_NOT_MIGRATED)
-      const { rows } = await tx
-        .query<{ stored: string | null }>(insert, [ids, topics, keys, shardList, headers, payloads, shards])
-        .catch(rethrowNotMigrated);
-      // Checked in the insert itself against the count the first relay stored (none yet: nothing to check).
-      const stored = rows[0]?.stored ?? null;
+      spans?.end();
       if (stored !== null && stored !== String(shards)) throw shardsMismatch(schema, shards, stored);
       if (notify) await tx.query('SELECT pg_notify($1, NULL)', [channel]);
     },

@@ -7,6 +7,7 @@ import { callBack } from '../observability/callback.ts';
 import type { FaultInjector } from '../observability/faults.ts';
 import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
 import { maxTimerMs, sleep } from '../observability/sleep.ts';
+import { startPublishSpans } from '../observability/trace-outbox.ts';
 import type { OutgoingRecord, Producer } from '../transport/port.ts';
 import { notifyChannel } from './outbox.ts';
 import { producerSlot } from './producer-slot.ts';
@@ -154,11 +155,24 @@ export function createRelay(options: RelayOptions): Relay {
   });
 
   /**
-   * Sends through the current producer; one that failed fatally is replaced (through `producerFactory`) and the send
+   * Sends through the current producer (see `send`); one that failed fatally is replaced (through `producerFactory`) and the send
    * tried again. A log in this same database takes the records in the pass's transaction, under a savepoint so a
    * refused send leaves the transaction usable.
    */
   async function send(tx: Queryable, rows: readonly OutboxRow[]): Promise<void> {
+    // A `publish` span per row that carries a trace, ended with the transport's answer (the log in PostgreSQL is the
+    // producer that knows databases).
+    const spans = startPublishSpans(producers.current().usesDb ? 'effectively' : 'kafka', rows);
+    try {
+      await sendOnce(tx, rows);
+    } catch (error) {
+      spans?.end(error);
+      throw error;
+    }
+    spans?.end();
+  }
+
+  async function sendOnce(tx: Queryable, rows: readonly OutboxRow[]): Promise<void> {
     const records = rows.map(toRecord);
     for (let attempt = 1; ; attempt++) {
       const producer = producers.current();
