@@ -35,6 +35,11 @@ export interface ConsoleOptions {
   /** The port (default 0: one the system picks; `url` says which). */
   port?: number;
   /**
+   * The path the console lives under when you mount `handle` in your own server beside other routes (`/ops`: the
+   * page at `/ops/`, its API at `/ops/api/...`). Default none: the console owns every path.
+   */
+  basePath?: string;
+  /**
    * What the consumers read, for lag and for redrive: `postgres` (the log in this database; the default for an
    * embedded Db) or `kafka` (`KAFKA_BROKERS`). On a server without it, health reads Kafka and a redrive must say.
    */
@@ -86,6 +91,8 @@ export function createConsole(options: ConsoleOptions): EffectivelyConsole {
   const schema = librarySchema(options.schema);
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
+  const basePath = (options.basePath ?? '').replace(/\/+$/, '');
+  if (basePath !== '' && !/^(\/[\w.~-]+)+$/.test(basePath)) throw invalidOptions('basePath', 'a path like /ops');
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidOptions('port', 'an integer 0-65535');
   if (options.transport !== undefined && !['kafka', 'postgres'].includes(options.transport))
     throw invalidOptions('transport', 'kafka or postgres');
@@ -136,8 +143,8 @@ export function createConsole(options: ConsoleOptions): EffectivelyConsole {
       return;
     }
     response.writeHead(303, {
-      location: '/',
-      'set-cookie': `${cookieName}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+      location: `${basePath}/`,
+      'set-cookie': `${cookieName}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=${basePath || '/'}`,
       'cache-control': 'no-store',
       'referrer-policy': 'no-referrer',
     });
@@ -160,6 +167,14 @@ export function createConsole(options: ConsoleOptions): EffectivelyConsole {
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
       const address = new URL(request.url ?? '/', 'http://console.invalid');
+      if (basePath) {
+        if (address.pathname === basePath) {
+          response.writeHead(308, { location: `${basePath}/` }).end();
+          return;
+        }
+        if (!address.pathname.startsWith(`${basePath}/`)) return sendJson(response, 404, { error: 'no such route' });
+        address.pathname = address.pathname.slice(basePath.length);
+      }
       const token = address.searchParams.get('token');
       if (request.method === 'GET' && address.pathname === '/' && token) return logIn(response, token);
       const found = findRoute(request.method, address.pathname);
@@ -205,7 +220,8 @@ export function createConsole(options: ConsoleOptions): EffectivelyConsole {
     },
     get links() {
       if (!tokens) return undefined;
-      return { operator: `${url}/?token=${tokens.operator}`, reader: `${url}/?token=${tokens.reader}` };
+      const home = `${url}${basePath}/`;
+      return { operator: `${home}?token=${tokens.operator}`, reader: `${home}?token=${tokens.reader}` };
     },
     handle,
     route(route) {

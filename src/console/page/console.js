@@ -82,7 +82,7 @@ async function guarded(work) {
 
 // ---- health
 async function showHealth() {
-  const h = await api('/api/health');
+  const h = await api('api/health');
   const view = $('view-health');
   const card = (title, big, ...lines) =>
     el(
@@ -172,7 +172,7 @@ function redriveOptions() {
 
 async function startRedrive(ids, label) {
   if (ids.length === 0) return say('nothing selected', true);
-  const job = await api('/api/jobs', { ids, label, ...redriveOptions() });
+  const job = await api('api/jobs', { ids, label, ...redriveOptions() });
   say(`redrive job ${job.id} started: ${job.total} letters${job.dryRun ? ' (dry run)' : ''}`);
   show('jobs');
 }
@@ -180,7 +180,7 @@ async function startRedrive(ids, label) {
 // ---- failure groups
 async function showFailures() {
   const form = new FormData($('failures-form'));
-  const result = await api(`/api/failures?${new URLSearchParams(form)}`);
+  const result = await api(`api/failures?${new URLSearchParams(form)}`);
   const by = result.by;
   $('failures').replaceChildren(
     el('p', {}, `${result.letters} letters in ${result.groups.length} groups`),
@@ -243,7 +243,7 @@ async function showFailures() {
 // ---- dead letters
 async function showLetters() {
   const params = new URLSearchParams([...new FormData($('letters-form'))].filter(([, v]) => v !== ''));
-  state.letters = await api(`/api/letters?${params}`);
+  state.letters = await api(`api/letters?${params}`);
   state.selected.clear();
   $('letters-count').textContent = `${state.letters.length} letters`;
   $('letters').replaceChildren(
@@ -290,7 +290,7 @@ async function showLetters() {
 }
 
 async function showLetter(id) {
-  const l = await api(`/api/letters/${encodeURIComponent(id)}`);
+  const l = await api(`api/letters/${encodeURIComponent(id)}`);
   const row = (name, value) => [el('dt', {}, name), el('dd', {}, value ?? '—')];
   const applied =
     l.applied.groups.length === 0
@@ -340,7 +340,7 @@ async function showLetter(id) {
 
 // ---- jobs
 async function showJobs() {
-  const { jobs, history } = await api('/api/jobs');
+  const { jobs, history } = await api('api/jobs');
   $('jobs').replaceChildren(
     el('h2', {}, 'Jobs of this console'),
     jobs.length === 0
@@ -385,7 +385,7 @@ async function showJobs() {
                       {
                         onclick: () =>
                           guarded(async () => {
-                            await api(`/api/jobs/${j.id}/cancel`, {});
+                            await api(`api/jobs/${j.id}/cancel`, {});
                             await showJobs();
                           }),
                       },
@@ -417,7 +417,7 @@ async function showJobs() {
 }
 
 async function showAudit() {
-  const entries = await api('/api/audit');
+  const entries = await api('api/audit');
   $('audit').replaceChildren(
     table(
       ['when', 'who', 'action', 'target', 'outcome', 'details'],
@@ -474,13 +474,13 @@ async function start() {
   );
   $('discard-selected').addEventListener('click', () =>
     guarded(async () => {
-      const { discarded } = await api('/api/letters/discard', { ids: [...state.selected] });
+      const { discarded } = await api('api/letters/discard', { ids: [...state.selected] });
       say(`${discarded} letters discarded`);
       await showLetters();
     }),
   );
   try {
-    state.session = await api('/api/session');
+    state.session = await api('api/session');
   } catch (error) {
     $('who').textContent = 'not logged in';
     return say(`${error.message}`, true);
