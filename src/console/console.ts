@@ -99,6 +99,11 @@ export function createConsole(options: ConsoleOptions): EffectivelyConsole {
   const transport = options.transport ?? (isEmbeddedDb(db) ? 'postgres' : undefined);
   const logger = options.logger ?? stderrLogger;
   const readOnly = options.readOnly ?? false;
+  for (const [role, token] of Object.entries(options.tokens ?? {}))
+    if (typeof token !== 'string' || token.length < 16 || /[^\w.~-]/.test(token))
+      throw invalidOptions(`tokens.${role}`, 'at least 16 characters of A-Z a-z 0-9 . _ ~ -');
+  if (options.tokens?.operator !== undefined && options.tokens.operator === options.tokens.reader)
+    throw invalidOptions('tokens', 'the reader token must differ from the operator token');
   const tokens = options.authenticate ? undefined : consoleTokens(options.tokens);
   const csrf = csrfGuard();
   const audit = auditLog(db, schema);

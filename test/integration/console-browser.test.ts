@@ -14,8 +14,10 @@ import { needs } from '../support/services.ts';
 
 const shots = process.env.CONSOLE_SCREENSHOTS;
 
-async function shoot(page: Page, name: string): Promise<void> {
-  if (shots) await page.screenshot({ path: join(shots, `console-${name}.png`) });
+async function shoot(page: Page, name: string, selector?: string): Promise<void> {
+  if (!shots) return;
+  const path = join(shots, `console-${name}.png`);
+  await (selector ? page.locator(selector).screenshot({ path }) : page.screenshot({ path }));
 }
 
 /** What the page did with the record's markup: elements it made of it, and whether a handler of it ran. */
@@ -42,7 +44,7 @@ test('console in Chromium: load, filter, markup as text, redrive a group, refuse
     db,
     schema,
     transport: 'postgres',
-    tokens: { operator: 'operator-secret', reader: 'reader-secret' },
+    tokens: { operator: 'operator-secret-123', reader: 'reader-secret-12345' },
   });
   await server.start();
   t.after(() => server.close());
@@ -78,7 +80,7 @@ test('console in Chromium: load, filter, markup as text, redrive a group, refuse
   await operator.locator('.header-value', { hasText: 'onerror' }).waitFor();
   assert.equal(await operator.locator('.header-value', { hasText: 'onerror' }).textContent(), hostileHeader);
   assert.deepEqual(await ranOrBuilt(operator), { ran: null, images: 0, scripts: 0 }, 'shown, never built or run');
-  await shoot(operator, 'letter');
+  await shoot(operator, 'letter', '#detail');
 
   // the naive twin: the same text put in as HTML builds the element, and without the console's CSP runs it
   await operator.evaluate(asMarkup(hostileHeader));

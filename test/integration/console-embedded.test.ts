@@ -20,7 +20,11 @@ test('console: mounted under /ops in the application, on PGlite', async (t) => {
   await migrate(db, { schema: 'effectively' });
   const seeded = await seedConsole(db, 'effectively');
   await db.query('UPDATE effectively.log_offsets SET next_offset = 1'); // three records wait behind the group
-  const ops = createConsole({ db, basePath: '/ops', tokens: { operator: 'op', reader: 'rd' } });
+  const ops = createConsole({
+    db,
+    basePath: '/ops',
+    tokens: { operator: 'operator-token-1234', reader: 'reader-token-12345' },
+  });
   const app = createServer((request, response) => {
     if (request.url?.startsWith('/ops')) return void ops.handle(request, response);
     response.end('the application');
@@ -31,10 +35,10 @@ test('console: mounted under /ops in the application, on PGlite', async (t) => {
     await new Promise((resolve) => app.close(resolve));
   });
   const base = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
-  const auth = { authorization: 'Bearer op' };
+  const auth = { authorization: 'Bearer operator-token-1234' };
   assert.equal(await (await fetch(`${base}/`)).text(), 'the application');
-  assert.equal(ops.links?.operator, '/ops/?token=op', 'a path on your server when you mount it');
-  const login = await fetch(`${base}/ops/?token=op`, { redirect: 'manual' });
+  assert.equal(ops.links?.operator, '/ops/?token=operator-token-1234', 'a path on your server when you mount it');
+  const login = await fetch(`${base}/ops/?token=operator-token-1234`, { redirect: 'manual' });
   assert.equal(login.headers.get('location'), '/ops/');
   assert.match(login.headers.get('set-cookie') ?? '', /Path=\/ops/);
   assert.match(await (await fetch(`${base}/ops/`)).text(), /<title>effectively console<\/title>/);
