@@ -82,7 +82,11 @@ export interface EffectivelyConsole {
 const pageDir = new URL('./page/', import.meta.url);
 const pageFiles: [string, string, string][] = [
   ['/', 'index.html', 'text/html; charset=utf-8'],
-  ['/console.js', 'console.js', 'text/javascript; charset=utf-8'],
+  ...['console', 'dom', 'health', 'letters', 'jobs'].map((name): [string, string, string] => [
+    `/${name}.js`,
+    `${name}.js`,
+    'text/javascript; charset=utf-8',
+  ]),
   ['/console.css', 'console.css', 'text/css; charset=utf-8'],
 ];
 
