@@ -2,8 +2,10 @@
 // the read-only mode, the audit log, your own auth hook, a redrive job's progress and its later-event warning, and a
 // record's markup going out as JSON text only.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { type TestContext, test } from 'node:test';
 import { type ConsoleOptions, createConsole } from '../../src/console/console.ts';
+import { cli, cliEnv, runCliIn } from '../support/cli.ts';
 import { hostileHeader, hostilePayload, seedConsole } from '../support/console-seed.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
@@ -271,4 +273,35 @@ test("console: a record's markup leaves the server as JSON text, never as markup
   assert.doesNotMatch(list.text, /<script|<img/i);
   const page = await call(base, '/');
   assert.doesNotMatch(page.text, /__xss/, 'the page itself holds no record');
+});
+
+test('effectively console: the links at start, a refusal without DATABASE_URL, a stop on SIGINT', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { schema } = await freshSchema(t);
+  const { DATABASE_URL: _unset, ...bare } = process.env;
+  const refused = await runCliIn(bare, 'console', '--port', '0', '--schema', schema);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /EFF_DATABASE_UNSET/);
+
+  const child = spawn(
+    process.execPath,
+    [cli, 'console', '--port', '0', '--schema', schema, '--transport', 'postgres'],
+    {
+      env: cliEnv({ EFFECTIVELY_CONSOLE_TOKEN: tokens.operator }),
+    },
+  );
+  t.after(() => child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  await eventually(async () => /reader: /.test(out), 15_000, 'the links');
+  const operatorLink = /operator: (\S+)/.exec(out)![1]!;
+  assert.match(operatorLink, new RegExp(`^http://127\\.0\\.0\\.1:\\d+/\\?token=${tokens.operator}$`));
+  const base = new URL(operatorLink).origin;
+  assert.equal((await call(base, '/api/health', { token: tokens.operator })).status, 200);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  assert.equal(await exited, 0);
+  assert.match(out, /console: stopped/);
 });
