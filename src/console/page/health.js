@@ -1,5 +1,5 @@
 // The health view.
-import { $, ago, api, el, table, when } from './dom.js';
+import { $, ago, api, el, guarded, state, table, when } from './dom.js';
 
 export async function showHealth() {
   const h = await api('api/health');
@@ -75,6 +75,10 @@ export async function showHealth() {
           ),
         )
       : el('p', { className: 'level-warn' }, `lag not read: ${h.lag.error}`),
-    el('p', { className: 'level-skip' }, `read ${when(h.at)} · transport ${h.transport}`),
+    el('p', { className: 'level-skip' }, `read ${when(h.at)} · transport ${h.transport} · every 10 s while shown`),
   );
+  clearTimeout(state.polling);
+  state.polling = setTimeout(() => {
+    if (!view.hidden) guarded(showHealth);
+  }, 10_000);
 }
