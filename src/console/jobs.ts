@@ -172,7 +172,14 @@ export function redriveJobs(options: JobsOptions) {
         action: job.dryRun ? 'redrive-dry-run' : 'redrive',
         target: `job ${job.id}: ${job.label} (${job.total} letters)`,
         outcome: 'started',
-        details: { job: job.id, ids, ratePerSecond: job.ratePerSecond, force: request.force ?? false },
+        details: {
+          job: job.id,
+          // the ids taken (the first 1,000 of a larger job: the count says how many)
+          ids: ids.slice(0, 1000),
+          count: ids.length,
+          ratePerSecond: job.ratePerSecond,
+          force: request.force ?? false,
+        },
       });
       const stop = new AbortController();
       const entry = { job, stop, run: Promise.resolve() };

@@ -1,16 +1,20 @@
-// Issue 30 item 2: the console in a real browser (headless Chromium driven by playwright-core), on the PostgreSQL
-// server (the embedded mount: console-embedded.test.ts). Load, filter, open a letter whose payload and header carry
-// markup (shown as text, never run), redrive a failure group and watch it finish, be refused without the operator role.
+// Issue 30 items 1 and 2: the console in a real browser (headless Chromium driven by playwright-core), mounted under
+// /ops in the application's own HTTP server on an embedded PGlite (which no other process may open). Load, filter,
+// open a letter whose payload and header carry markup (shown as text, never run), redrive a failure group into the
+// embedded log and watch it finish, be refused without the operator role.
 // CONSOLE_SCREENSHOTS=docs/images writes the README's screenshots.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { findChromium, launchChromium } from '../../scenarios/report/screenshot.ts';
 import { createConsole } from '../../src/console/console.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { pgliteDb } from '../../src/db/pglite.ts';
+import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { hostileHeader, hostilePayload, seedConsole } from '../support/console-seed.ts';
-import { freshSchema } from '../support/fixtures.ts';
-import { needs } from '../support/services.ts';
 
 const shots = process.env.CONSOLE_SCREENSHOTS;
 
@@ -19,6 +23,9 @@ async function shoot(page: Page, name: string, selector?: string): Promise<void>
   const path = join(shots, `console-${name}.png`);
   await (selector ? page.locator(selector).screenshot({ path }) : page.screenshot({ path }));
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: the answers' shapes are asserted field by field
+const json = async (response: Response | Promise<Response>): Promise<any> => (await response).json();
 
 /** What the page did with the record's markup: elements it made of it, and whether a handler of it ran. */
 const ranOrBuilt = (page: Page) =>
@@ -44,22 +51,46 @@ test('console in Chromium: load, filter, markup as text, redrive a group, refuse
     );
     return t.skip('no chromium (apt-get install -y chromium)');
   }
-  if (!(await needs(t, 'postgres'))) return;
-  const { db, schema } = await freshSchema(t);
-  await seedConsole(db, schema);
-  const server = createConsole({
+  // the application: PGlite in its process, its own HTTP server, the console mounted under /ops
+  const db = await pgliteDb();
+  t.after(() => db.close());
+  const schema = 'effectively';
+  await migrate(db, { schema });
+  const seeded = await seedConsole(db, schema);
+  const producer = postgresTransport({ db, schema }).producer({ clientId: 'later' });
+  await producer.send([{ topic: seeded.topic, key: 'order-9', value: Buffer.from('{}'), headers: {} }]);
+  await producer.close(); // one record waits behind the group: lag 1, with its age
+  const ops = createConsole({
     db,
-    schema,
-    transport: 'postgres',
+    basePath: '/ops',
     tokens: { operator: 'operator-secret-123', reader: 'reader-secret-12345' },
   });
-  await server.start();
-  t.after(() => server.close());
+  const app = createServer((request, response) => {
+    if (request.url?.startsWith('/ops')) return void ops.handle(request, response);
+    response.end('the application');
+  });
+  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+  t.after(async () => {
+    await ops.close();
+    await new Promise((resolve) => app.close(resolve));
+  });
+  const base = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+  assert.equal(await (await fetch(`${base}/`)).text(), 'the application');
+  assert.equal(ops.links?.operator, '/ops/?token=operator-secret-123', 'a path on your server when you mount it');
+  const login = await fetch(base + ops.links!.reader, { redirect: 'manual' });
+  assert.equal(login.headers.get('location'), '/ops/');
+  assert.match(login.headers.get('set-cookie') ?? '', /; Path=\/ops$/);
+  const auth = { authorization: 'Bearer reader-secret-12345' };
+  const health = await json(fetch(`${base}/ops/api/health`, { headers: auth }));
+  assert.equal(health.transport, 'postgres', 'an embedded Db implies its own log');
+  assert.equal(health.lag[0].lag, 1);
+  assert.ok(health.lag[0].lagSeconds >= 0, 'seconds known on the embedded log');
+
   const browser = await launchChromium();
   t.after(() => browser.close());
 
   const operator = await (await browser.newContext({ viewport: { width: 1200, height: 720 } })).newPage();
-  await operator.goto(server.links!.operator);
+  await operator.goto(base + ops.links!.operator);
   assert.equal(new URL(operator.url()).search, '', 'the token left the address bar');
   await operator.locator('#who').filter({ hasText: 'operator' }).waitFor();
   await operator.locator('.card', { hasText: 'Dead letters' }).locator('.big', { hasText: '3' }).waitFor();
@@ -106,13 +137,14 @@ test('console in Chromium: load, filter, markup as text, redrive a group, refuse
   await operator.locator('#jobs tr.job-done').waitFor();
   const result = await operator.locator('#jobs tr.job-done .result').textContent();
   assert.match(result ?? '', /^done: 2 redriven/);
+  assert.match((await operator.locator('#jobs tr.job-done').textContent()) ?? '', /postgres: the embedded log/);
   assert.match(result ?? '', /later event\(s\) of the same key were already applied/);
   assert.equal(await operator.locator('#jobs tr.job-done progress').getAttribute('value'), '2');
   await shoot(operator, 'jobs');
 
   // a reader sees the same page and is refused by the server when acting
   const reader = await (await browser.newContext({ viewport: { width: 1200, height: 720 } })).newPage();
-  await reader.goto(server.links!.reader);
+  await reader.goto(base + ops.links!.reader);
   await reader.locator('#who').filter({ hasText: 'reader' }).waitFor();
   await reader.click('button[data-view=failures]');
   await reader.locator('#failures tbody tr').first().waitFor();
