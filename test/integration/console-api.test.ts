@@ -201,6 +201,13 @@ test('console: read-only refuses every action, even an operator with the CSRF to
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
   const seeded = await seedConsole(db, schema);
+  for (const [options, field] of [
+    [{ tokens: { operator: 'short' } }, 'tokens.operator'],
+    [{ tokens: { operator: 'same-token-for-both', reader: 'same-token-for-both' } }, 'tokens'],
+    [{ port: 70000 }, 'port'],
+    [{ basePath: 'ops' }, 'basePath'],
+  ] as const)
+    assert.throws(() => createConsole({ db, ...options }), { code: 'EFF_INVALID_OPTIONS', details: { field } });
   const { base } = await started(t, { db, schema, readOnly: true });
   const session = (await call(base, '/api/session', { token: tokens.operator })).json;
   assert.equal(session.readOnly, true);
