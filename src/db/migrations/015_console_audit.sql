@@ -1,4 +1,4 @@
--- 013_console_audit: what operators did through the console (a redrive, a discard, a refusal), kept for whoever asks
+-- 015_console_audit: what operators did through the console (a redrive, a discard, a refusal), kept for whoever asks
 -- later who did what, when, and with which outcome. Rows are only ever inserted.
 CREATE TABLE :schema.console_audit (
   id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
