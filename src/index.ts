@@ -21,6 +21,10 @@ export { createRateLimiter, type RateLimiter, type RateLimiterOptions } from './
 // operator commands (the CLI's migrate / dlq / effects / outbox, in the application's own process)
 export { operatorCommand } from './cli/operator.ts';
 export { collectedOutput, type Output } from './cli/output.ts';
+// console: the operator's web page and its JSON API (docs/console.md)
+export type { ConsoleAuthenticate, ConsoleRole, ConsoleUser } from './console/auth.ts';
+export { type ConsoleOptions, createConsole, type EffectivelyConsole } from './console/console.ts';
+export type { Route as ConsoleRoute, RouteContext as ConsoleRouteContext } from './console/http.ts';
 // consumer
 export { type ConsumerOptions, createConsumer, type EffectivelyConsumer } from './consumer/consumer.ts';
 export type { Concurrency } from './consumer/lanes.ts';

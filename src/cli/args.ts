@@ -30,6 +30,9 @@ const options = {
   lookup: { type: 'boolean', default: false },
   'max-lag': { type: 'string' },
   'stuck-after': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'read-only': { type: 'boolean', default: false },
 } as const;
 
 /** A command's arguments (after the command's name). Throws on an unknown option or a missing value. */

@@ -51,6 +51,7 @@ export function refuseImplicit(database: CliDatabase, command: string): void {
 export function changesDatabase(command: string, action: string | undefined, dryRun: boolean): boolean {
   if (command === 'migrate' || command === 'relay' || command === 'sender') return true;
   if (dryRun) return false;
+  if (command === 'console') return true; // its operators redrive and discard (unless --read-only, said as dryRun)
   const changing: Record<string, string[]> = {
     dlq: ['redrive', 'discard'],
     effects: ['revive', 'cancel', 'purge'],

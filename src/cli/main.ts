@@ -7,6 +7,7 @@ import type { Db } from '../db/port.ts';
 import { databaseUnreachable } from '../db/unreachable.ts';
 import { EffectivelyError } from '../errors.ts';
 import { type CommandValues, parseCommandArgs } from './args.ts';
+import { consoleCommand } from './console.ts';
 import { type CliDatabase, changesDatabase, cliDatabase, databaseLine, refuseImplicit } from './database.ts';
 import { operatorCommand, operatorCommands } from './operator.ts';
 import { printable } from './printable.ts';
@@ -33,10 +34,19 @@ async function onDatabase(
   console.error(databaseLine(database, values.schema));
   let db: Db | undefined;
   try {
-    if (changesDatabase(command, action, values['dry-run']))
+    if (changesDatabase(command, action, values['dry-run'] || (command === 'console' && values['read-only'])))
       refuseImplicit(database, `${command} ${action ?? ''}`.trim());
     db = pgDb({ connectionString: database.url });
     if (operatorCommands.has(command)) return await operatorCommand(db, argv);
+    if (command === 'console')
+      return await consoleCommand(db, {
+        schema: values.schema,
+        host: values.host,
+        port: values.port,
+        transport: values.transport,
+        topic: values.topic,
+        readOnly: values['read-only'],
+      });
     if (command === 'relay') {
       await relayCommand(db, values.schema, values.shards ? Number(values.shards) : undefined);
       return 0;

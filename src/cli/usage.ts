@@ -24,6 +24,9 @@ export const commandUsage: Record<string, string> = {
                                                outbox rows the transport refused for good`,
   doctor: `  doctor [--transport kafka|postgres] [--consumer g,h] [--topic a,b] [--max-lag n] [--stuck-after 5m] [--json]
                                                is this setup healthy? a line per finding; exit 0 healthy, 1 not`,
+  console: `  console [--host h] [--port n] [--transport kafka|postgres] [--topic a,b] [--read-only]
+                                               the operator's web console until SIGINT/SIGTERM (127.0.0.1:8089);
+                                               prints an operator and a reader link (docs/console.md)`,
 };
 
 /** The operator commands' part (what `operatorCommand` runs in an application). */
@@ -32,7 +35,8 @@ export const operatorUsage = ['migrate', 'dlq', 'effects', 'outbox', 'doctor']
   .join('\n');
 
 const environment = `environment: DATABASE_URL (the database; commands that change it refuse to run without it), KAFKA_BROKERS
-  (default 127.0.0.1:9092), EFFECTIVELY_SCHEMA (the library's schema, default effectively; --schema s overrides it).
+  (default 127.0.0.1:9092), EFFECTIVELY_SCHEMA (the library's schema, default effectively; --schema s overrides it),
+  EFFECTIVELY_CONSOLE_TOKEN / EFFECTIVELY_CONSOLE_READER_TOKEN / EFFECTIVELY_CONSOLE_HOST (console).
   Every command that opens the database first prints which one (host:port/name) and the schema, on stderr.`;
 
 export const usage = `usage: effectively <command> [options]     effectively <command> --help     effectively --version
