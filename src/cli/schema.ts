@@ -10,6 +10,7 @@ import {
   type SchemaFormat,
   validateSchema,
 } from '../schema/compat/index.ts';
+import { importNames } from '../schema/protobuf/proto-file.ts';
 
 const usage = `usage: effectively schema check --format avro|json|protobuf --level ${levels.join('|')}
                                --old <file>... --new <file>     (old files oldest first; exit 0 compatible, 1 not, 2 usage)
@@ -23,8 +24,8 @@ function protoWithImports(file: string): { schema: string; imports: Record<strin
   const imports: Record<string, string> = {};
   const pending = [schema];
   for (let text = pending.pop(); text !== undefined; text = pending.pop()) {
-    for (const [, name] of text.matchAll(/^\s*import\s+(?:public\s+|weak\s+)?["']([^"']+)["']/gm)) {
-      if (!name || name.startsWith('google/protobuf/') || imports[name] !== undefined) continue;
+    for (const name of importNames(text)) {
+      if (imports[name] !== undefined) continue;
       imports[name] = readFileSync(join(dirname(file), name), 'utf8');
       pending.push(imports[name]);
     }

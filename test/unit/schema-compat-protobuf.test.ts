@@ -274,3 +274,30 @@ test('effectively schema check --format protobuf refuses the reused field number
   assert.match(renamed.lines[0]!, /^note vs v1.proto: field 4 renamed from `total` to `total_cents`: .*JSON name/);
   assert.equal((await run('v2-currency.proto')).code, 0);
 });
+
+test('protobuf: the reused number is a real break, and a check matching fields by name cannot see it', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { parseProto } = await import('../../src/schema/protobuf/proto-file.ts');
+  const text = (name: string) => readFile(`${examples}${name}`, 'utf8');
+  const [v1, v2] = [parseProto(await text('v1.proto')), parseProto(await text('v2-reused-number.proto'))];
+  const [old, next] = [v1.root.lookupType('boxoffice.OrderConfirmed'), v2.root.lookupType('boxoffice.OrderConfirmed')];
+  // old data read with the new schema: the int64 under number 4 does not fit the string now there; the reader
+  // drops it (protobufjs skips a field of the wrong wire type; other runtimes read garbage or fail): 12900 is gone
+  const bytes = old.encode(old.fromObject({ order_id: 'o-1', total: 12900 })).finish();
+  const read = next.toObject(next.decode(bytes));
+  assert.deepEqual(read, { order_id: 'o-1' });
+  assert.ok(!JSON.stringify(read).includes('12900'));
+  // naive twin: compared by name (as Avro and JSON Schema fields are), v1 → v2 only drops `total` and adds
+  // `currency`, two optional proto3 fields: nothing to report, although every old total is misread
+  const byName = old.fieldsArray.filter((f) => next.fields[f.name] && next.fields[f.name]!.type !== f.type);
+  assert.deepEqual(byName, []);
+  assert.equal(
+    checkCompatibility({
+      format: 'protobuf',
+      level: 'BACKWARD',
+      old: [await text('v1.proto')],
+      next: await text('v2-reused-number.proto'),
+    }).violations[0]?.rule,
+    'field-number-reused',
+  );
+});

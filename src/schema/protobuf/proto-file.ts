@@ -46,6 +46,12 @@ function parseInto(text: string, root: protobuf.Root, name: string): protobuf.IP
   }
 }
 
+/** The files a `.proto` text imports, by import name, the well-known types (built in) left out. */
+export const importNames = (text: string): string[] =>
+  [...text.matchAll(/^\s*import\s+(?:public\s+|weak\s+)?["']([^"']+)["']/gm)]
+    .map((match) => match[1] as string)
+    .filter((name) => !name.startsWith('google/protobuf/'));
+
 /** The syntax check alone (no import needed): what registering a schema validates before anything else. */
 export function checkProtoSyntax(text: string): void {
   parseInto(text, new protobuf.Root(), 'the schema');

@@ -8,7 +8,7 @@
  */
 import type protobuf from 'protobufjs';
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
-import { indexesOf, messageAt, outlineProto, type ProtoFile, parseProto } from '../protobuf/proto-file.ts';
+import { importNames, indexesOf, messageAt, outlineProto, type ProtoFile, parseProto } from '../protobuf/proto-file.ts';
 import { messageErrors } from '../protobuf/proto-value.ts';
 import { canonicalSchema } from '../registry/canonical.ts';
 import type { SchemaReference, SchemaRegistry } from '../registry/port.ts';
@@ -35,12 +35,6 @@ const toObjectOptions: protobuf.IConversionOptions = { longs: String, enums: Str
 const decodeFailed = (message: string, cause?: unknown) =>
   new EffectivelyError(ErrorCodes.EFF_SCHEMA_DECODE_FAILED, message, cause === undefined ? {} : { cause });
 
-/** Import names a file's text imports (not the well-known types). */
-const importsIn = (text: string): string[] =>
-  [...text.matchAll(/^\s*import\s+(?:public\s+|weak\s+)?["']([^"']+)["']/gm)]
-    .map((match) => match[1] as string)
-    .filter((name) => !name.startsWith('google/protobuf/'));
-
 /** Registers (or finds) each imported file under its import name, its own imports first; the references to them. */
 async function referencesFor(
   text: string,
@@ -50,7 +44,7 @@ async function referencesFor(
   seen: Set<string> = new Set(),
 ): Promise<SchemaReference[]> {
   const references: SchemaReference[] = [];
-  for (const name of importsIn(text)) {
+  for (const name of importNames(text)) {
     const imported = imports[name];
     if (imported === undefined) throw invalidOptions('imports', `has no \`${name}\`, which the schema imports`);
     if (seen.has(name)) throw invalidOptions('imports', `\`${name}\` imports itself (an import cycle)`);
