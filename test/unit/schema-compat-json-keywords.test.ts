@@ -66,7 +66,20 @@ const cases: [name: string, old: unknown, next: unknown, verdicts: Verdicts][] =
     obj({ a: str, b: num }, { unevaluatedProperties: false }),
     [true, false],
   ],
+  [
+    'a new pattern overlapping an old one',
+    obj({}, { patternProperties: { '^a': {} } }),
+    obj({}, { patternProperties: { '^a': {}, '^ab': num } }),
+    [false, true],
+  ],
+  [
+    'unevaluatedProperties beside allOf: not compared, reported',
+    { allOf: [obj({ a: str })], unevaluatedProperties: false },
+    { allOf: [obj({ a: str })], unevaluatedProperties: true },
+    [false, false],
+  ],
   // arrays: tuple positions, additionalItems, contains
+  ['contains added to a closed tuple', tuple([num], false), { ...tuple([num], false), contains: str }, [false, true]],
   ['tuple → any array', tuple([str, num]), { type: 'array' }, [true, false]],
   ['position added to a closed tuple', tuple([str], false), tuple([str, num], false), [true, false]],
   ['position removed, covered by additionalItems', tuple([str, num], false), tuple([str], num), [true, false]],

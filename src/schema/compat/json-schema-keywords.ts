@@ -33,13 +33,24 @@ export function compareArrays(
   const r = arrayModel(reader);
   const items = at(path, '[]');
   const positions = Math.max(w.prefix.length, r.prefix.length);
-  for (let i = 0; i < positions; i++) {
+  let ends = false; // the writer's arrays stop before this position
+  for (let i = 0; i < positions && !ends; i++) {
     const written = w.prefix[i] ?? w.rest;
-    if (written === false) return; // the writer's arrays stop before this position
-    c.check(written, r.prefix[i] ?? r.rest, items);
+    ends = written === false;
+    if (!ends) c.check(written, r.prefix[i] ?? r.rest, items);
   }
-  if (w.rest !== false) c.check(w.rest, r.rest, items);
+  if (!ends && w.rest !== false) c.check(w.rest, r.rest, items);
   compareContains(c, writer, reader, path);
+}
+
+/**
+ * Whether two `patternProperties` patterns may match one name. Only anchored literal prefixes are told apart
+ * (`^S_` and `^I_` never match the same name); anything else may overlap.
+ */
+export function mayOverlap(a: string, b: string): boolean {
+  const prefix = (source: string) => /^\^([A-Za-z0-9_-]*)/.exec(source)?.[1];
+  const [x, y] = [prefix(a), prefix(b)];
+  return x === undefined || y === undefined || x.startsWith(y) || y.startsWith(x);
 }
 
 /** A reader's `contains` needs a writer `contains` whose items pass it, at least as many times (sufficient rule). */

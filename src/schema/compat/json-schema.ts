@@ -24,7 +24,7 @@ import {
   typesOf,
   type Union,
 } from './json-schema-doc.ts';
-import { type Compare, compareArrays, compareDependencies, compareNot } from './json-schema-keywords.ts';
+import { type Compare, compareArrays, compareDependencies, compareNot, mayOverlap } from './json-schema-keywords.ts';
 import type { Violation } from './violation.ts';
 import { at, type Direction, Findings, oldNew, type Path, pathText, roles, rootPath, subject } from './violation.ts';
 
@@ -44,6 +44,11 @@ const bounds = [
 
 /** Keywords this check does not reason about: any difference is reported for a person to review. */
 const uncompared = ['if', 'then', 'else', 'propertyNames'] as const;
+
+/** Keywords whose subschemas evaluate properties and items, which `unevaluated*` then leaves alone. */
+const applicators = ['allOf', 'anyOf', 'oneOf', '$ref', 'if', 'dependentSchemas'];
+const tangled = (schema: Record<string, unknown>, keyword: string) =>
+  keyword in schema && applicators.some((k) => k in schema);
 
 /** Most `check` steps one comparison may take: past it, it stops and reports `too-complex` (the schema is refused). */
 const stepBudget = 50_000;
@@ -118,6 +123,14 @@ class Comparison implements Compare {
   }
 
   private compare(writer: Record<string, unknown>, reader: Record<string, unknown>, path: Path, whole: JsonNode): void {
+    // unevaluated* is read as additional*, exact only without applicators beside it: otherwise a person looks
+    for (const keyword of ['unevaluatedProperties', 'unevaluatedItems'])
+      if ((tangled(writer, keyword) || tangled(reader, keyword)) && !sameJson(writer[keyword], reader[keyword]))
+        this.findings.add(
+          path,
+          'not-compared',
+          `${subject(path)}: \`${keyword}\` differs beside allOf/anyOf/oneOf/$ref/if, which this check does not compare: review the change by hand`,
+        );
     // allOf: every reader part must hold; a writer part (with the writer's other keywords) that fits settles it
     const readerAll = conjunctsOf(this.readerDoc, reader);
     if (readerAll) {
@@ -334,10 +347,12 @@ class Comparison implements Compare {
       const schema = name in w.properties ? w.properties[name]! : othersFor(w, name)[0]!;
       return deref(this.writerDoc, schema) !== false;
     });
-    // names matching a writer pattern: the reader's same pattern, else what the reader gives other names
+    // names matching a writer pattern: every reader pattern that may match them too, and unless the reader has the
+    // same pattern, what it gives other names
     for (const [source, , schema] of w.patterns) {
-      const same = r.patterns.find(([other]) => other === source);
-      this.checkOthers(schema, same ? same[2] : r.additional, path);
+      for (const [other, , readerSchema] of r.patterns)
+        if (mayOverlap(source, other)) this.check(schema, readerSchema, at(path, '{}'));
+      if (!r.patterns.some(([other]) => other === source)) this.checkOthers(schema, r.additional, path);
     }
     if (w.additional === false) return;
     // other writer names may match a reader pattern (one the writer has too never holds them)
