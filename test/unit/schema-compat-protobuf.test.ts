@@ -127,6 +127,13 @@ const cases: Case[] = [
     forward: ['oneof-changed'],
   },
   {
+    name: 'proto3 optional (presence) added',
+    old: order('int32 n = 1;'),
+    next: order('optional int32 n = 1;'),
+    backward: [],
+    forward: [],
+  },
+  {
     name: 'field added to a oneof',
     old: order('oneof pay { string card = 1; }'),
     next: order('oneof pay { string card = 1; int32 cash = 2; }'),

@@ -69,7 +69,8 @@ function sameWireType(writer: protobuf.Field, reader: protobuf.Field): boolean {
 const label = (field: protobuf.Field) =>
   field instanceof protobuf.MapField ? 'map' : field.repeated ? 'repeated' : 'singular';
 
-const oneofOf = (field: protobuf.Field) => field.partOf?.name;
+/** The field's oneof; none for proto3 `optional`, whose one-field oneof (`_name`) protobufjs makes up for presence. */
+const oneofOf = (field: protobuf.Field) => (field.options?.proto3_optional ? undefined : field.partOf?.name);
 
 /** One message's fields, writer against reader. */
 function compareMessage(writer: protobuf.Type, reader: protobuf.Type, findings: Findings): void {
