@@ -2,7 +2,7 @@
  * Protobuf compatibility: can a reader built from one `.proto` file decode what a writer built from another wrote?
  * Protobuf matches fields by number, never by name, so the rules are about numbers and wire types: a field number
  * reused for another type, a field renumbered, a type changed outside its wire-compatible group, a label change
- * (singular ↔ repeated, map), a field moved into or out of a `oneof`, a `required` field the reader needs and the
+ * (singular ↔ repeated, map), fields the writer may set together grouped in a reader's `oneof`, a `required` field the reader needs and the
  * writer lacks, and a message or enum of the file removed or moved to another package. A renamed field (same
  * number, compatible type) decodes the same and is not a violation; it changes the JSON mapping and is reported as a
  * note (`renames`).
@@ -117,15 +117,6 @@ function compareMessage(writer: protobuf.Type, reader: protobuf.Type, findings: 
         `field \`${rf.name}\` (${wf.id}) changed from ${label(before)} to ${label(after)} (${describe(before)} → ${describe(after)}): a reader of one value keeps only the last of a list (${consequence(direction)})`,
       );
     }
-    if (oneofOf(wf) !== oneofOf(rf)) {
-      const [before, after] = oldNew(direction, oneofOf(wf), oneofOf(rf));
-      const where = (name: string | undefined) => (name ? `in oneof \`${name}\`` : 'outside any oneof');
-      findings.add(
-        path,
-        'oneof-changed',
-        `field \`${rf.name}\` (${wf.id}) moved from ${where(before)} to ${where(after)}: fields set together on one side clear each other on the other (${consequence(direction)})`,
-      );
-    }
     if (rf.required && !wf.required) {
       findings.add(
         path,
@@ -134,6 +125,7 @@ function compareMessage(writer: protobuf.Type, reader: protobuf.Type, findings: 
       );
     }
   }
+  compareOneofs(writer, reader, findings);
   for (const rf of reader.fieldsArray) {
     if (!rf.required || writer.fieldsById[rf.id]) continue;
     const what =
@@ -141,6 +133,28 @@ function compareMessage(writer: protobuf.Type, reader: protobuf.Type, findings: 
         ? `new adds required field \`${rf.name}\` (${rf.id}): old data does not carry it and fails to decode`
         : `required field \`${rf.name}\` (${rf.id}) was removed: old readers refuse new data without it`;
     findings.add(at(root, rf.name), 'required-field-missing', `${what} (${consequence(direction)})`);
+  }
+}
+
+/**
+ * A reader's oneof keeps one of its fields: it must not group fields the writer may set together (fields that are not
+ * in one and the same writer oneof). So moving fields into a oneof breaks readers of the data written before
+ * (BACKWARD), moving one out breaks readers of the oneof (FORWARD), and a single field into a new oneof, a field added
+ * to one, or a oneof renamed (names are not on the wire) break nothing.
+ */
+function compareOneofs(writer: protobuf.Type, reader: protobuf.Type, findings: Findings): void {
+  const { direction } = findings;
+  const { writer: w, reader: r } = roles(direction);
+  for (const oneof of reader.oneofsArray) {
+    const written = oneof.fieldsArray.filter((f) => !f.options?.proto3_optional && writer.fieldsById[f.id]);
+    const groups = new Set(written.map((f) => oneofOf(writer.fieldsById[f.id] as protobuf.Field) ?? `#${f.id}`));
+    if (groups.size < 2) continue;
+    const names = written.map((f) => `\`${f.name}\``).join(', ');
+    findings.add(
+      at(rootPath(reader.fullName.slice(1)), oneof.name),
+      'oneof-changed',
+      `fields ${names} are in one oneof \`${oneof.name}\` in ${r} but may be set together in ${w}: a reader of the oneof keeps only the last of them (${consequence(direction)})`,
+    );
   }
 }
 
