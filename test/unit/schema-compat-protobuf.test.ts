@@ -102,7 +102,7 @@ const cases: Case[] = [
     name: 'singular → repeated',
     old: order('string seat = 1;'),
     next: order('repeated string seat = 1;'),
-    backward: ['label-changed'],
+    backward: [],
     forward: ['label-changed'],
   },
   {

@@ -1,8 +1,8 @@
 /**
  * Protobuf compatibility: can a reader built from one `.proto` file decode what a writer built from another wrote?
  * Protobuf matches fields by number, never by name, so the rules are about numbers and wire types: a field number
- * reused for another type, a field renumbered, a type changed outside its wire-compatible group, a label change
- * (singular ↔ repeated, map), fields the writer may set together grouped in a reader's `oneof`, a `required` field the reader needs and the
+ * reused for another type, a field renumbered, a type changed outside its wire-compatible group, a list read as one
+ * value (repeated → singular), fields the writer may set together grouped in a reader's `oneof`, a `required` field the reader needs and the
  * writer lacks, and a message or enum of the file removed or moved to another package. A renamed field (same
  * number, compatible type) decodes the same and is not a violation; it changes the JSON mapping and is reported as a
  * note (`renames`).
@@ -109,12 +109,13 @@ function compareMessage(writer: protobuf.Type, reader: protobuf.Type, findings: 
       }
       continue;
     }
-    if (label(wf) !== label(rf)) {
+    // a list reader takes a single value as a list of one; a single-value reader keeps the last of a list
+    if (label(wf) !== label(rf) && label(rf) === 'singular') {
       const [before, after] = oldNew(direction, wf, rf);
       findings.add(
         path,
         'label-changed',
-        `field \`${rf.name}\` (${wf.id}) changed from ${label(before)} to ${label(after)} (${describe(before)} → ${describe(after)}): a reader of one value keeps only the last of a list (${consequence(direction)})`,
+        `field \`${rf.name}\` (${wf.id}) changed from ${label(before)} to ${label(after)} (${describe(before)} → ${describe(after)}): a reader of one value keeps only the last of a list, and a packed list does not decode as one number (${consequence(direction)})`,
       );
     }
     if (rf.required && !wf.required) {
