@@ -322,3 +322,17 @@ test('protobuf: the reused number is a real break, and a check matching fields b
     'field-number-reused',
   );
 });
+
+test('protobuf: the label rule by direction is what a decoder does', async () => {
+  const { parseProto } = await import('../../src/schema/protobuf/proto-file.ts');
+  const one = parseProto(order('int32 n = 1;')).root.lookupType('shop.Order');
+  const list = parseProto(order('repeated int32 n = 1;')).root.lookupType('shop.Order');
+  // a single value read by a list reader: a list of one (compatible)
+  assert.deepEqual(list.toObject(list.decode(one.encode({ n: 7 }).finish())), { n: [7] });
+  // a packed list read by a single-value reader: nothing at all (refused)
+  assert.deepEqual(one.toObject(one.decode(list.encode({ n: [7, 8] }).finish())), {});
+  const rule = (old: string, next: string) =>
+    checkCompatibility({ format: 'protobuf', level: 'BACKWARD', old: [old], next }).violations.map((v) => v.rule);
+  assert.deepEqual(rule(order('int32 n = 1;'), order('repeated int32 n = 1;')), []);
+  assert.deepEqual(rule(order('repeated int32 n = 1;'), order('int32 n = 1;')), ['label-changed']);
+});
