@@ -180,6 +180,7 @@ export type {
   CompatibilityLevel,
   SchemaFormat,
   SchemaInput,
+  SchemaReference,
   SchemaRegistry,
   StoredSchema,
   SubjectVersion,
@@ -188,6 +189,7 @@ export { type PostgresSchemaRegistryOptions, postgresSchemaRegistry } from './sc
 export { avroSerde } from './schema/serde/avro.ts';
 export { decodeEventWith, encodeEventWith, encodingOf, type SerdeEncoding } from './schema/serde/envelope.ts';
 export { jsonSchemaSerde } from './schema/serde/json.ts';
+export { type ProtobufSerdeOptions, protobufSerde } from './schema/serde/protobuf.ts';
 export type { Serde, SerdeOptions } from './schema/serde/serde.ts';
 export type { SubjectStrategy } from './schema/serde/subject.ts';
 // schema: topic versioning

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { basename, extname } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EffectivelyError } from '../errors.ts';
 import {
@@ -10,17 +10,34 @@ import {
   type SchemaFormat,
   validateSchema,
 } from '../schema/compat/index.ts';
+import { importNames } from '../schema/protobuf/proto-file.ts';
 
-const usage = `usage: effectively schema check --format avro|json --level ${levels.join('|')}
-                               --old <file>... --new <file>     (old files oldest first; exit 0 compatible, 1 not, 2 usage)`;
+const usage = `usage: effectively schema check --format avro|json|protobuf --level ${levels.join('|')}
+                               --old <file>... --new <file>     (old files oldest first; exit 0 compatible, 1 not, 2 usage)
+                               (a .proto file's imports are read from its directory)`;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** A `.proto` file and the files it imports (from its directory, recursively; the well-known types are built in). */
+function protoWithImports(file: string): { schema: string; imports: Record<string, string> } {
+  const schema = readFileSync(file, 'utf8');
+  const imports: Record<string, string> = {};
+  const pending = [schema];
+  for (let text = pending.pop(); text !== undefined; text = pending.pop()) {
+    for (const name of importNames(text)) {
+      if (imports[name] !== undefined) continue;
+      imports[name] = readFileSync(join(dirname(file), name), 'utf8');
+      pending.push(imports[name]);
+    }
+  }
+  return { schema, imports };
+}
 
 /** Reads and validates one schema file; a message for the user instead when it cannot. */
 function load(file: string, format: SchemaFormat): { schema: unknown } | { error: string } {
   let schema: unknown;
   try {
-    schema = JSON.parse(readFileSync(file, 'utf8'));
+    schema = format === 'protobuf' ? protoWithImports(file) : JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     return { error: `${file}: ${(error as Error).message}` };
   }
@@ -33,10 +50,10 @@ function load(file: string, format: SchemaFormat): { schema: unknown } | { error
   return { schema };
 }
 
-/** Avro for `.avsc`, JSON Schema for `.json`, when --format is not given. */
+/** Avro for `.avsc`, JSON Schema for `.json`, Protobuf for `.proto`, when --format is not given. */
 function formatOf(given: string | undefined, file: string): string | undefined {
   if (given !== undefined) return given;
-  return { '.avsc': 'avro', '.json': 'json' }[extname(file)];
+  return { '.avsc': 'avro', '.json': 'json', '.proto': 'protobuf' }[extname(file)];
 }
 
 /** effectively schema check — offline compatibility of a new schema with the old ones; no registry, no database. */
@@ -79,6 +96,7 @@ export function schemaCommand(args: string[]): number {
   });
   for (const v of result.violations)
     console.log(`${v.direction} vs ${basename(old[v.against ?? 0] ?? '')}: ${v.message}`);
+  for (const note of result.notes) console.log(`note vs ${basename(old[note.against ?? 0] ?? '')}: ${note.message}`);
   const against =
     result.checked.length === 1
       ? basename(old[result.checked[0] ?? 0] ?? '')

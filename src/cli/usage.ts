@@ -9,7 +9,7 @@ export const commandUsage: Record<string, string> = {
   topics: `  topics create <topic>... [--partitions n]    create the topics that do not exist yet (default 6 partitions);
                                                says which it created, which existed, and a partition count
                                                that differs`,
-  schema: `  schema check --format avro|json --level L --old f... --new f   offline compatibility check (no database);
+  schema: `  schema check --format avro|json|protobuf --level L --old f... --new f   offline compatibility check (no database);
                                                L: ${levels.join(', ').toLowerCase()} (any case)`,
   sender: `  sender  --url u [--schema s] [--kinds a,b] [--rate n] [--concurrency n] [--body envelope|payload] [--lookup]
                                                POST due effects to u (httpProvider) until SIGINT/SIGTERM`,

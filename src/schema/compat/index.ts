@@ -1,6 +1,7 @@
 /**
  * Offline schema compatibility: is a new schema compatible with the old ones at a level (BACKWARD, FORWARD, FULL and
- * their _TRANSITIVE forms), for Avro or JSON Schema? Schemas are given as parsed JSON; no registry is involved.
+ * their _TRANSITIVE forms), for Avro, JSON Schema or Protobuf? Avro and JSON Schema are given as parsed JSON, Protobuf
+ * as the `.proto` text (or `{ schema, imports }` with the text of the files it imports); no registry is involved.
  */
 import { invalidOptions } from '../../errors.ts';
 import { resolveAvro } from './avro.ts';
@@ -8,22 +9,26 @@ import { parseAvro } from './avro-schema.ts';
 import { compareJsonSchemas } from './json-schema.ts';
 import { parseJsonSchema } from './json-schema-doc.ts';
 import { isLevel, type Level, levels, steps, writerReader } from './levels.ts';
+import { compareProtobuf, parseProto, protobufRenames } from './protobuf.ts';
 import type { Direction, Violation } from './violation.ts';
 
 export type { Level } from './levels.ts';
 export { isLevel, levels } from './levels.ts';
 export type { Direction, Violation } from './violation.ts';
 
-export const formats = ['avro', 'json'] as const;
+export const formats = ['avro', 'json', 'protobuf'] as const;
 export type SchemaFormat = (typeof formats)[number];
 
 interface Checker<T> {
   parse(raw: unknown): T;
   check(writer: T, reader: T, direction: Direction): Violation[];
+  /** Changes that break no reader but something else (a Protobuf rename: the JSON mapping), old against new. */
+  notes?(old: T, next: T): Violation[];
 }
 const checkers: Record<SchemaFormat, Checker<unknown>> = {
   avro: { parse: parseAvro, check: resolveAvro } as Checker<unknown>,
   json: { parse: parseJsonSchema, check: compareJsonSchemas } as Checker<unknown>,
+  protobuf: { parse: parseProto, check: compareProtobuf, notes: protobufRenames } as Checker<unknown>,
 };
 
 export interface CompatibilityInput {
@@ -41,6 +46,8 @@ export interface CompatibilityResult {
   violations: Violation[];
   /** The indexes into `old` the level checked against. */
   checked: number[];
+  /** What is compatible but worth a look (a renamed Protobuf field), each with `against` set; never a refusal. */
+  notes: Violation[];
 }
 
 function checkerFor(format: string): Checker<unknown> {
@@ -65,5 +72,9 @@ export function checkCompatibility(input: CompatibilityInput): CompatibilityResu
     const [writer, reader] = writerReader(direction, old[against], next);
     return checker.check(writer, reader, direction).map((v) => ({ ...v, direction, against }));
   });
-  return { compatible: violations.length === 0, violations, checked: [...new Set(plan.map((s) => s.against))] };
+  const checked = [...new Set(plan.map((s) => s.against))];
+  const notes = checked.flatMap((against) =>
+    (checker.notes?.(old[against], next) ?? []).map((note) => ({ ...note, against })),
+  );
+  return { compatible: violations.length === 0, violations, checked, notes };
 }

@@ -124,18 +124,77 @@ export function enumOf(schema: JsonNode): unknown[] | undefined {
   return 'const' in schema ? [schema.const] : undefined;
 }
 
-/** Properties, `required`, and what other properties may hold (`false` for a closed content model). */
-export function objectModel(schema: JsonNode): {
+export interface ObjectModel {
   properties: Record<string, JsonNode>;
   required: Set<string>;
+  /** `patternProperties`: [source, regex, schema]; a regex this engine cannot read matches nothing. */
+  patterns: [string, RegExp | undefined, JsonNode][];
+  /** What other properties may hold (`false` for a closed content model). */
   additional: JsonNode;
-} {
-  if (!isObject(schema)) return { properties: {}, required: new Set(), additional: schema };
+}
+
+function regex(source: string): RegExp | undefined {
+  try {
+    return new RegExp(source, 'u');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Properties, `required`, `patternProperties` and what other properties may hold. `unevaluatedProperties` stands for
+ * `additionalProperties` when that is absent (exact for a schema without `allOf`/`$ref` siblings, which is how it is
+ * used to close a model).
+ */
+export function objectModel(schema: JsonNode): ObjectModel {
+  if (!isObject(schema)) return { properties: {}, required: new Set(), patterns: [], additional: schema };
+  const patterns = isObject(schema.patternProperties) ? schema.patternProperties : {};
   return {
     properties: (isObject(schema.properties) ? schema.properties : {}) as Record<string, JsonNode>,
     required: new Set((schema.required as string[] | undefined) ?? []),
-    additional: (schema.additionalProperties as JsonNode | undefined) ?? true,
+    patterns: Object.entries(patterns).map(([source, sub]) => [source, regex(source), sub as JsonNode]),
+    additional: ((schema.additionalProperties ?? schema.unevaluatedProperties) as JsonNode | undefined) ?? true,
   };
+}
+
+/** The schemas a property of this name (not among `properties`) must satisfy: its patterns, else `additional`. */
+export function othersFor(model: ObjectModel, name: string): JsonNode[] {
+  const matching = model.patterns.filter(([, re]) => re?.test(name)).map(([, , sub]) => sub);
+  return matching.length > 0 ? matching : [model.additional];
+}
+
+/**
+ * An array schema as positions: `prefix` item schemas (draft 2020-12 `prefixItems`, or draft 7's `items` array), then
+ * `rest` for every later item (`items`, `additionalItems`, `unevaluatedItems`; true when none). An `additionalItems`
+ * without any `items` is read as the items' schema, as the schema registry reads it: validators ignore it there, so
+ * this is stricter than needed, never laxer (a schema that says it surely means it).
+ */
+export function arrayModel(schema: Record<string, unknown>): { prefix: JsonNode[]; rest: JsonNode } {
+  const tail = ((schema.unevaluatedItems ?? schema.additionalItems) as JsonNode | undefined) ?? true;
+  if (Array.isArray(schema.prefixItems))
+    return { prefix: schema.prefixItems as JsonNode[], rest: (schema.items as JsonNode | undefined) ?? tail };
+  if (Array.isArray(schema.items))
+    return { prefix: schema.items as JsonNode[], rest: (schema.additionalItems as JsonNode | undefined) ?? tail };
+  return { prefix: [], rest: (schema.items as JsonNode | undefined) ?? tail };
+}
+
+/** A schema's `allOf` parts, each merged with the schema's other keywords, and those keywords alone (made once). */
+const conjunctions = new WeakMap<object, { parts: JsonNode[]; rest: Record<string, unknown> }>();
+export function conjunctsOf(
+  doc: JsonDoc,
+  schema: Record<string, unknown>,
+): { parts: JsonNode[]; rest: Record<string, unknown> } | undefined {
+  if (!Array.isArray(schema.allOf)) return undefined;
+  const known = conjunctions.get(schema);
+  if (known) return known;
+  const { allOf, ...rest } = schema;
+  const parts = (allOf as JsonNode[]).map((part) => {
+    const resolved = deref(doc, part);
+    return resolved === false || resolved === true ? (resolved === false ? false : rest) : { ...rest, ...resolved };
+  });
+  const made = { parts, rest };
+  conjunctions.set(schema, made);
+  return made;
 }
 
 export interface Union {

@@ -1,14 +1,16 @@
 /**
  * JSON Schema compatibility: does the reader's schema accept every value the writer's schema accepts? A documented
- * subset (docs/schema-evolution.md): types (integer ⊂ number), enum/const, required, properties under open and closed
- * content models (`additionalProperties`), array items, anyOf/oneOf branch by branch, numeric/length/count bounds,
- * pattern, format, multipleOf, uniqueItems, local `$ref`. Keywords it does not compare (allOf, not, if/then/else,
- * patternProperties, ...) are reported when they differ, never passed in silence.
+ * subset (docs/schema-evolution.md): types (integer ⊂ number), enum/const, required, properties under open, closed
+ * and partially open content models (`additionalProperties`, `patternProperties`), array items by position, anyOf/
+ * oneOf branch by branch, allOf part by part, `not`, dependencies, `contains`, numeric/length/count bounds, pattern,
+ * format, multipleOf, uniqueItems, local `$ref`. Keywords it does not compare (if/then/else, propertyNames) are
+ * reported when they differ, never passed in silence.
  */
 import {
   accepts,
   acceptsAll,
   branchesOf,
+  conjunctsOf,
   deref,
   describeJson,
   enumOf,
@@ -17,10 +19,12 @@ import {
   type JsonNode,
   mayBe,
   objectModel,
+  othersFor,
   sameJson,
   typesOf,
   type Union,
 } from './json-schema-doc.ts';
+import { type Compare, compareArrays, compareDependencies, compareNot, mayOverlap } from './json-schema-keywords.ts';
 import type { Violation } from './violation.ts';
 import { at, type Direction, Findings, oldNew, type Path, pathText, roles, rootPath, subject } from './violation.ts';
 
@@ -39,25 +43,12 @@ const bounds = [
 ] as const;
 
 /** Keywords this check does not reason about: any difference is reported for a person to review. */
-const uncompared = [
-  'allOf',
-  'not',
-  'if',
-  'then',
-  'else',
-  'patternProperties',
-  'propertyNames',
-  'dependentRequired',
-  'dependentSchemas',
-  'dependencies',
-  'contains',
-  'minContains',
-  'maxContains',
-  'prefixItems',
-  'additionalItems',
-  'unevaluatedProperties',
-  'unevaluatedItems',
-] as const;
+const uncompared = ['if', 'then', 'else', 'propertyNames'] as const;
+
+/** Keywords whose subschemas evaluate properties and items, which `unevaluated*` then leaves alone. */
+const applicators = ['allOf', 'anyOf', 'oneOf', '$ref', 'if', 'dependentSchemas'];
+const tangled = (schema: Record<string, unknown>, keyword: string) =>
+  keyword in schema && applicators.some((k) => k in schema);
 
 /** Most `check` steps one comparison may take: past it, it stops and reports `too-complex` (the schema is refused). */
 const stepBudget = 50_000;
@@ -95,8 +86,8 @@ class Work {
 const list = (values: unknown[]) => values.map((v) => JSON.stringify(v)).join(', ');
 const names = (values: string[]) => values.map((v) => `\`${v}\``).join(' or ');
 
-class Comparison {
-  private readonly direction: Direction;
+class Comparison implements Compare {
+  readonly direction: Direction;
 
   constructor(
     private readonly findings: Findings,
@@ -127,7 +118,32 @@ class Comparison {
     this.inProgress.pop();
   }
 
+  add(path: Path, rule: string, message: string): void {
+    this.findings.add(path, rule, message);
+  }
+
   private compare(writer: Record<string, unknown>, reader: Record<string, unknown>, path: Path, whole: JsonNode): void {
+    // unevaluated* is read as additional*, exact only without applicators beside it: otherwise a person looks
+    for (const keyword of ['unevaluatedProperties', 'unevaluatedItems'])
+      if ((tangled(writer, keyword) || tangled(reader, keyword)) && !sameJson(writer[keyword], reader[keyword]))
+        this.findings.add(
+          path,
+          'not-compared',
+          `${subject(path)}: \`${keyword}\` differs beside allOf/anyOf/oneOf/$ref/if, which this check does not compare: review the change by hand`,
+        );
+    // allOf: every reader part must hold; a writer part (with the writer's other keywords) that fits settles it
+    const readerAll = conjunctsOf(this.readerDoc, reader);
+    if (readerAll) {
+      for (const part of reader.allOf as JsonNode[]) this.check(writer, part, path, whole);
+      if (!acceptsAll(readerAll.rest)) this.compare(writer, readerAll.rest, path, whole);
+      return;
+    }
+    const writerAll = conjunctsOf(this.writerDoc, writer);
+    if (writerAll) {
+      if (writerAll.parts.some((part) => this.fits(part, reader, path))) return;
+      this.compare(writerAll.rest, reader, path, whole); // the other keywords alone allow more: a sufficient check
+      return;
+    }
     const writerUnion = branchesOf(this.writerDoc, writer);
     if (writerUnion) {
       for (const branch of writerUnion.branches) this.check(branch, reader, path, whole);
@@ -148,12 +164,8 @@ class Comparison {
     this.enumValues(writer, reader, path);
     this.constraints(writer, reader, path, both);
     if (both('object')) this.object(writer, reader, path);
-    if (both('array') && !Array.isArray(writer.items) && !Array.isArray(reader.items))
-      this.check(
-        (writer.items as JsonNode | undefined) ?? true,
-        (reader.items as JsonNode | undefined) ?? true,
-        at(path, '[]'),
-      );
+    if (both('array')) compareArrays(this, writer, reader, path);
+    compareNot(this, writer, reader, path);
     this.uncompared(writer, reader, path);
   }
 
@@ -170,8 +182,15 @@ class Comparison {
     );
   }
 
+  /** Whether every value of `a` (a reader-side schema) fits `b` (a writer-side one): the roles swapped, for `not`. */
+  fitsReversed(a: JsonNode, b: JsonNode, path: Path): boolean {
+    const trial = new Findings(this.direction);
+    new Comparison(trial, this.readerDoc, this.writerDoc).check(a, b, path);
+    return trial.list.length === 0;
+  }
+
   /** Whether every `writer` value fits reader `branch`: tried once per pair, then remembered. */
-  private fits(writer: JsonNode, branch: JsonNode, path: Path): boolean {
+  fits(writer: JsonNode, branch: JsonNode, path: Path): boolean {
     const resolved = deref(this.readerDoc, branch);
     const memo = isObject(writer) && isObject(resolved) ? this.work.trials.get(writer) : undefined;
     const known = isObject(resolved) ? memo?.get(resolved) : undefined;
@@ -295,10 +314,11 @@ class Comparison {
     }
     for (const [name, schema] of Object.entries(r.properties)) {
       const here = at(path, name);
-      if (name in w.properties) this.check(w.properties[name]!, schema, here);
-      else if (w.additional === false || r.required.has(name)) {
+      const written = name in w.properties ? w.properties[name]! : othersFor(w, name)[0]!;
+      if (name in w.properties) this.check(written, schema, here);
+      else if (written === false || r.required.has(name)) {
         // never written (closed writer), or already reported as required
-      } else if (!acceptsAll(deref(this.writerDoc, w.additional))) this.check(w.additional, schema, here);
+      } else if (!acceptsAll(deref(this.writerDoc, written))) this.check(written, schema, here);
       else if (!acceptsAll(deref(this.readerDoc, schema)))
         this.findings.add(
           here,
@@ -310,7 +330,10 @@ class Comparison {
     }
     for (const name of onlyWriter) {
       const here = at(path, name);
-      if (r.additional !== false) this.check(w.properties[name]!, r.additional, here);
+      if (deref(this.writerDoc, w.properties[name]!) === false) continue; // never written
+      const readers = othersFor(r, name);
+      if (readers.some((schema) => schema !== false))
+        for (const schema of readers) this.check(w.properties[name]!, schema, here);
       else
         this.findings.add(
           here,
@@ -320,8 +343,29 @@ class Comparison {
             : `${subject(here)} added, but the old schema's content model is closed ("additionalProperties": false): old readers reject new data that has it`,
         );
     }
+    compareDependencies(this, writer, reader, path, w.required, (name) => {
+      const schema = name in w.properties ? w.properties[name]! : othersFor(w, name)[0]!;
+      return deref(this.writerDoc, schema) !== false;
+    });
+    // names matching a writer pattern: every reader pattern that may match them too, and unless the reader has the
+    // same pattern, what it gives other names
+    for (const [source, , schema] of w.patterns) {
+      for (const [other, , readerSchema] of r.patterns)
+        if (mayOverlap(source, other)) this.check(schema, readerSchema, at(path, '{}'));
+      if (!r.patterns.some(([other]) => other === source)) this.checkOthers(schema, r.additional, path);
+    }
     if (w.additional === false) return;
-    if (r.additional !== false) this.check(w.additional, r.additional, at(path, '{}'));
+    // other writer names may match a reader pattern (one the writer has too never holds them)
+    for (const [source, , schema] of r.patterns)
+      if (!w.patterns.some(([mine]) => mine === source)) this.check(w.additional, schema, at(path, '{}'));
+    this.checkOthers(w.additional, r.additional, path);
+  }
+
+  /** Values of properties the schemas do not name, writer → reader. */
+  private checkOthers(writer: JsonNode, reader: JsonNode, path: Path): void {
+    const backward = this.direction === 'BACKWARD';
+    if (deref(this.writerDoc, writer) === false) return;
+    if (reader !== false) this.check(writer, reader, at(path, '{}'));
     else
       this.findings.add(
         path,
@@ -333,11 +377,7 @@ class Comparison {
   }
 
   private uncompared(writer: Record<string, unknown>, reader: Record<string, unknown>, path: Path): void {
-    const keywords: string[] = uncompared.filter(
-      (k) => (k in reader || k === 'patternProperties') && !sameJson(writer[k], reader[k]),
-    );
-    if ((Array.isArray(writer.items) || Array.isArray(reader.items)) && !sameJson(writer.items, reader.items))
-      keywords.push('items');
+    const keywords: string[] = uncompared.filter((k) => k in reader && !sameJson(writer[k], reader[k]));
     for (const keyword of keywords)
       this.findings.add(
         path,

@@ -22,13 +22,13 @@ export function withCache(registry: SchemaRegistry): SchemaRegistry {
   const registered = new Map<string, Promise<number>>();
   const found = new Map<string, Promise<SubjectVersion | undefined>>();
   return {
-    async register(subject, schema, format) {
-      const key = `${subject}\n${canonicalSchema(schema, format).fingerprint}`;
-      return memo(registered, key, () => registry.register(subject, schema, format));
+    async register(subject, schema, format, references) {
+      const key = `${subject}\n${canonicalSchema(schema, format, references).fingerprint}`;
+      return memo(registered, key, () => registry.register(subject, schema, format, references));
     },
-    async lookup(subject, schema, format) {
-      const key = `${subject}\n${canonicalSchema(schema, format).fingerprint}`;
-      const result = await memo(found, key, () => registry.lookup(subject, schema, format));
+    async lookup(subject, schema, format, references) {
+      const key = `${subject}\n${canonicalSchema(schema, format, references).fingerprint}`;
+      const result = await memo(found, key, () => registry.lookup(subject, schema, format, references));
       if (result === undefined) found.delete(key);
       return result;
     },

@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
-import { formatOf, schemaTypeOf } from './canonical.ts';
+import { formatOf, referencesOf, schemaTypeOf } from './canonical.ts';
 import { checkRequest, defaultAllowedHosts, HttpError, isLoopback, pathSegments } from './http-guard.ts';
 import type { SchemaRegistry, StoredSchema, SubjectVersion } from './port.ts';
 
@@ -85,6 +85,7 @@ async function readJson(request: IncomingMessage, limit: number): Promise<Record
 const schemaFields = (schema: StoredSchema) => ({
   schema: schema.schema,
   ...(schema.format === 'avro' ? {} : { schemaType: schemaTypeOf(schema.format) }),
+  ...(schema.references && schema.references.length > 0 ? { references: schema.references } : {}),
 });
 const versionFields = (v: SubjectVersion) => ({ subject: v.subject, version: v.version, id: v.id, ...schemaFields(v) });
 
@@ -109,7 +110,7 @@ async function route(
   const schemaOf = async () => {
     const given = await body();
     if (typeof given.schema !== 'string') throw invalidOptions('schema', 'must be the schema as a JSON string');
-    return { schema: given.schema, format: formatOf(given.schemaType) };
+    return { schema: given.schema, format: formatOf(given.schemaType), references: referencesOf(given.references) };
   };
   switch (key) {
     case 'GET subjects':
@@ -120,12 +121,12 @@ async function route(
       return versions;
     }
     case 'POST subjects/:/versions': {
-      const { schema, format } = await schemaOf();
-      return { id: await registry.register(subject!, schema, format) };
+      const { schema, format, references } = await schemaOf();
+      return { id: await registry.register(subject!, schema, format, references) };
     }
     case 'POST subjects/:': {
-      const { schema, format } = await schemaOf();
-      const found = await registry.lookup(subject!, schema, format);
+      const { schema, format, references } = await schemaOf();
+      const found = await registry.lookup(subject!, schema, format, references);
       if (!found) throw new HttpError(404, 40403, `subject \`${subject}\` has no such schema`);
       return versionFields(found);
     }

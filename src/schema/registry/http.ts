@@ -7,11 +7,13 @@
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
 import type { Violation } from '../compat/violation.ts';
 import { withCache } from './cache.ts';
-import { formatOf, schemaTypeOf } from './canonical.ts';
+import { formatOf, referencesOf, schemaTypeOf } from './canonical.ts';
 import { incompatibleSchema, registryUnavailable, requireSubject, subjectNotFound, unknownSchemaId } from './errors.ts';
 import {
   type CompatibilityLevel,
   isCompatibilityLevel,
+  type SchemaFormat,
+  type SchemaReference,
   type SchemaRegistry,
   type StoredSchema,
   type SubjectVersion,
@@ -63,6 +65,12 @@ function numberIn(body: Record<string, unknown>, field: 'id' | 'version', what: 
   );
 }
 
+/** The references of an answer, when it has some. */
+function referencesIn(body: Record<string, unknown>): { references?: SchemaReference[] } {
+  const references = referencesOf(body.references);
+  return references.length > 0 ? { references } : {};
+}
+
 function toVersion(body: Record<string, unknown>, what: string): SubjectVersion {
   return {
     subject: String(body.subject),
@@ -70,6 +78,7 @@ function toVersion(body: Record<string, unknown>, what: string): SubjectVersion 
     id: numberIn(body, 'id', what),
     format: formatOf(body.schemaType),
     schema: String(body.schema),
+    ...referencesIn(body),
   };
 }
 
@@ -109,9 +118,10 @@ export function httpSchemaRegistry(options: HttpSchemaRegistryOptions): SchemaRe
     return { status: response.status, body, raw };
   }
 
-  const schemaBody = (schema: unknown, format: 'avro' | 'json') => ({
+  const schemaBody = (schema: unknown, format: SchemaFormat, references: readonly SchemaReference[] | undefined) => ({
     schema: typeof schema === 'string' ? schema : JSON.stringify(schema),
     ...(format === 'avro' ? {} : { schemaType: schemaTypeOf(format) }),
+    ...(references && references.length > 0 ? { references: referencesOf(references) } : {}),
   });
 
   async function version(subject: string, which: number | 'latest'): Promise<SubjectVersion> {
@@ -122,8 +132,8 @@ export function httpSchemaRegistry(options: HttpSchemaRegistryOptions): SchemaRe
   }
 
   const registry: SchemaRegistry = {
-    async register(subject, schema, format) {
-      const reply = await call('POST', `${subjectPath(subject)}/versions`, schemaBody(schema, format));
+    async register(subject, schema, format, references) {
+      const reply = await call('POST', `${subjectPath(subject)}/versions`, schemaBody(schema, format, references));
       if (reply.status === 409) {
         const given = reply.body.violations;
         const violations: Violation[] = Array.isArray(given)
@@ -134,8 +144,8 @@ export function httpSchemaRegistry(options: HttpSchemaRegistryOptions): SchemaRe
       if (reply.status !== 200) throw refusal(reply, `register under ${subject}`);
       return numberIn(reply.body, 'id', `register under ${subject}`);
     },
-    async lookup(subject, schema, format) {
-      const reply = await call('POST', subjectPath(subject), schemaBody(schema, format));
+    async lookup(subject, schema, format, references) {
+      const reply = await call('POST', subjectPath(subject), schemaBody(schema, format, references));
       if (reply.status === 404) return undefined;
       if (reply.status !== 200) throw refusal(reply, `look up a schema under ${subject}`);
       return toVersion({ subject, schemaType: schemaTypeOf(format), ...reply.body }, `look up under ${subject}`);
@@ -144,7 +154,12 @@ export function httpSchemaRegistry(options: HttpSchemaRegistryOptions): SchemaRe
       const reply = await call('GET', `/schemas/ids/${id}`);
       if (reply.status === 404) throw unknownSchemaId(id);
       if (reply.status !== 200) throw refusal(reply, `schema ${id}`);
-      return { id, format: formatOf(reply.body.schemaType), schema: String(reply.body.schema) };
+      return {
+        id,
+        format: formatOf(reply.body.schemaType),
+        schema: String(reply.body.schema),
+        ...referencesIn(reply.body),
+      };
     },
     getLatest: (subject) => version(subject, 'latest'),
     getVersion: (subject, v) => version(subject, v),

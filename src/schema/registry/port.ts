@@ -6,18 +6,33 @@
  */
 import type { Level } from '../compat/levels.ts';
 
-/** The schema languages the registry and the serdes speak (Confluent's `schemaType` AVRO and JSON). */
-export type SchemaFormat = 'avro' | 'json';
+/** The schema languages the registry and the serdes speak (Confluent's `schemaType` AVRO, JSON and PROTOBUF). */
+export type SchemaFormat = 'avro' | 'json' | 'protobuf';
+
+/**
+ * A schema's dependency on another registered schema (a Protobuf `import`): the import's `name` as the importing
+ * file spells it, and the subject version that holds the imported file.
+ */
+export interface SchemaReference {
+  readonly name: string;
+  readonly subject: string;
+  readonly version: number;
+}
 
 /** A compatibility level of a subject: one of the checker's levels, or `NONE` (no check on register). */
 export type CompatibilityLevel = Level | 'NONE';
 
-/** A schema as the registry keeps it: `schema` is its canonical JSON text (keys sorted, no whitespace). */
+/**
+ * A schema as the registry keeps it: `schema` is its canonical text (Avro and JSON Schema: JSON with keys sorted, no
+ * whitespace; Protobuf: the `.proto` text with line ends and trailing blanks normalized).
+ */
 export interface StoredSchema {
-  /** Global id: the same schema (format and canonical text) has the same id under every subject. */
+  /** Global id: the same schema (format, canonical text, references) has the same id under every subject. */
   readonly id: number;
   readonly format: SchemaFormat;
   readonly schema: string;
+  /** The schemas it imports (Protobuf); absent or empty when none. */
+  readonly references?: readonly SchemaReference[];
 }
 
 /** One version of a subject. */
@@ -27,18 +42,29 @@ export interface SubjectVersion extends StoredSchema {
   readonly version: number;
 }
 
-/** A schema to register: JSON text or the parsed JSON. */
+/** A schema to register: JSON text or the parsed JSON (Avro, JSON Schema), the `.proto` text (Protobuf). */
 export type SchemaInput = string | Record<string, unknown> | unknown[];
 
 export interface SchemaRegistry {
   /**
    * Registers `schema` under `subject` and returns its id. A schema the subject already has returns its id again
    * (nothing is written); a new one is checked against the subject's versions at its compatibility level and refused
-   * with `EFF_SCHEMA_INCOMPATIBLE` (the violations in `details.violations`) when it breaks it.
+   * with `EFF_SCHEMA_INCOMPATIBLE` (the violations in `details.violations`) when it breaks it. `references` name the
+   * registered schemas it imports (Protobuf), each by subject and version.
    */
-  register(subject: string, schema: SchemaInput, format: SchemaFormat): Promise<number>;
-  /** The version of `subject` that holds `schema`, or undefined when the subject does not have it. */
-  lookup(subject: string, schema: SchemaInput, format: SchemaFormat): Promise<SubjectVersion | undefined>;
+  register(
+    subject: string,
+    schema: SchemaInput,
+    format: SchemaFormat,
+    references?: readonly SchemaReference[],
+  ): Promise<number>;
+  /** The version of `subject` that holds `schema` (with these references), or undefined when it does not have it. */
+  lookup(
+    subject: string,
+    schema: SchemaInput,
+    format: SchemaFormat,
+    references?: readonly SchemaReference[],
+  ): Promise<SubjectVersion | undefined>;
   /** The schema with this global id; `EFF_SCHEMA_UNKNOWN_ID` when there is none. */
   getById(id: number): Promise<StoredSchema>;
   /** The subject's latest version; `EFF_SCHEMA_NOT_FOUND` when the subject has none. */

@@ -8,6 +8,7 @@ import type { Db, Queryable } from '../../db/port.ts';
 import { loadSqlSet } from '../../db/sql.ts';
 import { invalidOptions } from '../../errors.ts';
 import { checkCompatibility } from '../compat/index.ts';
+import { parseProto } from '../protobuf/proto-file.ts';
 import { withCache } from './cache.ts';
 import { type CanonicalSchema, canonicalSchema } from './canonical.ts';
 import { incompatibleSchema, registerAtStart, requireSubject, subjectNotFound, unknownSchemaId } from './errors.ts';
@@ -16,10 +17,12 @@ import {
   compatibilityLevels,
   isCompatibilityLevel,
   type SchemaFormat,
+  type SchemaReference,
   type SchemaRegistry,
   type StoredSchema,
   type SubjectVersion,
 } from './port.ts';
+import { importsOf, storedReferences } from './references.ts';
 
 export interface PostgresSchemaRegistryOptions {
   /** Where the tables are (migrated by `migrate()`). */
@@ -48,15 +51,20 @@ interface VersionRow extends Record<string, unknown> {
   id: number;
   format: SchemaFormat;
   schema: string;
+  refs: unknown;
   fingerprint?: string;
+}
+
+/** The stored fields of a row, references included only when there are some. */
+function storedOf(row: { id: number; format: SchemaFormat; schema: string; refs: unknown }): StoredSchema {
+  const references = storedReferences(row.refs);
+  return { id: row.id, format: row.format, schema: row.schema, ...(references.length > 0 ? { references } : {}) };
 }
 
 const toVersion = (row: VersionRow): SubjectVersion => ({
   subject: row.subject,
   version: row.version,
-  id: row.id,
-  format: row.format,
-  schema: row.schema,
+  ...storedOf(row),
 });
 
 function requireLevel(level: unknown): CompatibilityLevel {
@@ -77,8 +85,32 @@ export function postgresSchemaRegistry(options: PostgresSchemaRegistryOptions): 
     return rows[0]?.compatibility ?? 'BACKWARD';
   };
 
+  /** What the checker is given: the parsed JSON, or a Protobuf file with the text of its imports. */
+  const checkable = async (
+    q: Queryable,
+    format: SchemaFormat,
+    text: string,
+    references: readonly SchemaReference[],
+  ) => {
+    if (format !== 'protobuf') return JSON.parse(text);
+    const imports = await importsOf(references, async (subject, version) => {
+      const { rows } = await q.query<VersionRow>(sql.version, [subject, version]);
+      if (!rows[0]) throw subjectNotFound(subject, version);
+      return storedOf(rows[0]);
+    });
+    return { schema: text, imports };
+  };
+
   /** Refuses `next` when it breaks the subject's level against the versions it already has (oldest first). */
-  const check = (subject: string, level: CompatibilityLevel, existing: VersionRow[], next: CanonicalSchema) => {
+  const check = async (
+    q: Queryable,
+    subject: string,
+    level: CompatibilityLevel,
+    existing: VersionRow[],
+    next: CanonicalSchema,
+  ) => {
+    const candidate = await checkable(q, next.format, next.text, next.references);
+    if (next.format === 'protobuf') parseProto(candidate); // its imports must all be there, whatever the level
     if (level === 'NONE' || existing.length === 0) return;
     const other = existing.findIndex((row) => row.format !== next.format);
     if (other >= 0) {
@@ -87,34 +119,36 @@ export function postgresSchemaRegistry(options: PostgresSchemaRegistryOptions): 
         { path: '', rule: 'format-changed', message, direction: 'BACKWARD', against: other },
       ]);
     }
-    const result = checkCompatibility({
-      format: next.format,
-      level,
-      old: existing.map((row) => JSON.parse(row.schema)),
-      next: JSON.parse(next.text),
-    });
+    const old = [];
+    for (const row of existing) old.push(await checkable(q, row.format, row.schema, storedReferences(row.refs)));
+    const result = checkCompatibility({ format: next.format, level, old, next: candidate });
     if (!result.compatible) throw incompatibleSchema(subject, level, result.violations);
   };
 
   const registry: SchemaRegistry = {
-    async register(subject, schema, format) {
+    async register(subject, schema, format, references) {
       requireSubject(subject);
-      const next = canonicalSchema(schema, format);
+      const next = canonicalSchema(schema, format, references);
       const registration = db.transaction(async (tx) => {
         await tx.query(sql.lock);
         const existing = await versionsOf(tx, subject);
         const same = existing.find((row) => row.fingerprint === next.fingerprint);
         if (same) return same.id;
-        check(subject, await levelOf(tx, subject), existing, next);
-        const { rows } = await tx.query<{ id: number }>(sql.insertSchema, [next.format, next.fingerprint, next.text]);
+        await check(tx, subject, await levelOf(tx, subject), existing, next);
+        const { rows } = await tx.query<{ id: number }>(sql.insertSchema, [
+          next.format,
+          next.fingerprint,
+          next.text,
+          JSON.stringify(next.references),
+        ]);
         const id = rows[0]!.id;
         await tx.query(sql.insertVersion, [subject, id]);
         return id;
       });
       return registration.catch((error: unknown) => Promise.reject(registerAtStart(error, subject)));
     },
-    async lookup(subject, schema, format) {
-      const { fingerprint } = canonicalSchema(schema, format);
+    async lookup(subject, schema, format, references) {
+      const { fingerprint } = canonicalSchema(schema, format, references);
       const rows = await versionsOf(db, requireSubject(subject)).catch((error: unknown) =>
         Promise.reject(registerAtStart(error, subject)),
       );
@@ -122,10 +156,10 @@ export function postgresSchemaRegistry(options: PostgresSchemaRegistryOptions): 
       return row && toVersion(row);
     },
     async getById(id) {
-      const { rows } = await db.query<StoredSchema & Record<string, unknown>>(sql.byId, [id]);
+      const { rows } = await db.query<VersionRow>(sql.byId, [id]);
       const row = rows[0];
       if (!row) throw unknownSchemaId(id);
-      return { id: row.id, format: row.format, schema: row.schema };
+      return storedOf(row);
     },
     async getLatest(subject) {
       const { rows } = await db.query<VersionRow>(sql.version, [requireSubject(subject), null]);

@@ -1,9 +1,9 @@
 /**
- * What the Avro and JSON Schema serdes share: the subject strategy, registering (or finding) the serde's own schema,
+ * What the Avro, JSON Schema and Protobuf serdes share: the subject strategy, registering (or finding) the serde's own schema,
  * the wire format, and one reader per writer schema id, built once and kept.
  */
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
-import type { SchemaFormat, SchemaInput, SchemaRegistry } from '../registry/port.ts';
+import type { SchemaFormat, SchemaInput, SchemaReference, SchemaRegistry } from '../registry/port.ts';
 import { idCache } from './id-cache.ts';
 import { type SubjectStrategy, subjectNameFunction } from './subject.ts';
 import { decodeWire, encodeWire } from './wire.ts';
@@ -40,7 +40,7 @@ export interface SerdeOptions {
 /** Serializes a topic's values to the wire format and back. */
 export interface Serde<T = unknown> {
   readonly format: SchemaFormat;
-  /** The `datacontenttype` of what it writes: `application/avro` or `application/schema+json`. */
+  /** The `datacontenttype` of what it writes: `application/avro`, `application/schema+json`, `application/protobuf`. */
   readonly contentType: string;
   /** The subject of `topic`'s values. */
   subjectFor(topic: string): string;
@@ -63,7 +63,7 @@ export interface Serde<T = unknown> {
 export interface Codec {
   readonly format: SchemaFormat;
   readonly contentType: string;
-  /** The schema's name for the record strategies (Avro full name, JSON Schema `title`). */
+  /** The schema's name for the record strategies (Avro full name, JSON Schema `title`, Protobuf message full name). */
   readonly recordName: string | undefined;
   /** The payload of `data` written with the serde's schema; `EFF_SCHEMA_ENCODE_FAILED` when it does not fit. */
   encode(data: unknown): Buffer;
@@ -72,6 +72,11 @@ export interface Codec {
    * `EFF_SCHEMA_INCOMPATIBLE` when the two cannot be resolved; the reader throws EffectivelyErrors as well.
    */
   reader(writer: string): (payload: Buffer) => unknown;
+  /**
+   * The references the serde's schema is registered with (Protobuf imports), registering (or, without
+   * `autoRegister`, finding) each imported schema first. Absent: no references.
+   */
+  references?(registry: SchemaRegistry, autoRegister: boolean): Promise<SchemaReference[]>;
 }
 
 /** Adds the record's coordinates to a permanent error (or wraps a foreign one as a decode failure). */
@@ -102,12 +107,14 @@ export function createSerde<T>(codec: Codec, options: SerdeOptions): Serde<T> {
     now: options.now ?? (() => performance.now()),
   });
 
+  const autoRegister = options.autoRegister !== false;
   const idFor = (subject: string): Promise<number> => {
     let id = ids.get(subject);
     if (id === undefined) {
-      id =
-        options.autoRegister === false
-          ? registry.lookup(subject, options.schema, codec.format).then((found) => {
+      const refs = codec.references ? codec.references(registry, autoRegister) : Promise.resolve(undefined);
+      id = refs.then((references) =>
+        !autoRegister
+          ? registry.lookup(subject, options.schema, codec.format, references).then((found) => {
               if (!found) {
                 throw new EffectivelyError(
                   ErrorCodes.EFF_SCHEMA_NOT_FOUND,
@@ -117,7 +124,8 @@ export function createSerde<T>(codec: Codec, options: SerdeOptions): Serde<T> {
               }
               return found.id;
             })
-          : registry.register(subject, options.schema, codec.format);
+          : registry.register(subject, options.schema, codec.format, references),
+      );
       ids.set(subject, id);
       id.catch(() => ids.delete(subject));
     }

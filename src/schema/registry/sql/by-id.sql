@@ -1,1 +1,1 @@
-SELECT id, format, schema FROM :schema.registry_schemas WHERE id = $1
+SELECT id, format, schema, refs FROM :schema.registry_schemas WHERE id = $1

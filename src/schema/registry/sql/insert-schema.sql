@@ -1,6 +1,7 @@
--- $1 format, $2 fingerprint, $3 canonical text; the id of the row, new or already there (under the lock)
+-- $1 format, $2 fingerprint, $3 canonical text, $4 references (JSON); the id of the row, new or already there
+-- (under the lock)
 WITH inserted AS (
-  INSERT INTO :schema.registry_schemas (format, fingerprint, schema) VALUES ($1, $2, $3)
+  INSERT INTO :schema.registry_schemas (format, fingerprint, schema, refs) VALUES ($1, $2, $3, $4::jsonb)
   ON CONFLICT (fingerprint) DO NOTHING
   RETURNING id
 )
