@@ -82,7 +82,8 @@ export function createOutbox(options: OutboxOptions = {}): Outbox {
       // Checked in the insert itself against the count the first relay stored (none yet: nothing to check).
       const stored = rows[0]?.stored ?? null;
       if (stored !== null && stored !== String(shards)) throw shardsMismatch(schema, shards, stored);
-      if (notify) await tx.query('SELECT pg_notify($1, NULL)', [channel]);
+      // a column of type void is more than some drivers can read (Prisma's raw queries): select a number instead
+      if (notify) await tx.query('SELECT 1 AS notified FROM pg_notify($1, NULL)', [channel]);
     },
   };
 }
