@@ -6,6 +6,8 @@ import { defaultBrokers, type KafkaTransportOptions, validateKafkaOptions } from
 import { KafkaConsumer } from './consumer.ts';
 import { clientLogger, clientLogLevels } from './log.ts';
 import { KafkaProducer } from './producer.ts';
+import { noticingRefusals } from './refusals.ts';
+import { kafkaSecurityConfig } from './security.ts';
 import { explainBrokerErrors } from './unreachable.ts';
 
 /**
@@ -19,14 +21,18 @@ export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
   const rdkafka = options.rdkafka ?? {};
   const level = options.clientLogLevel ?? 'warn';
   // One per transport: the same failure seen by its producer, consumers and admin is one line, not one per client.
-  const logger = clientLogger(options.logger ?? stderrLogger, {
-    level,
-    repeatIntervalMs: options.clientLogIntervalMs ?? 30_000,
-  });
+  const { logger, refusals } = noticingRefusals(
+    clientLogger(options.logger ?? stderrLogger, { level, repeatIntervalMs: options.clientLogIntervalMs ?? 30_000 }),
+  );
+  const security = kafkaSecurityConfig(options);
   const kafka = (clientId: string) =>
     explainBrokerErrors(
-      new KafkaJS.Kafka({ kafkaJS: { brokers, clientId, logLevel: clientLogLevels[level], logger } }),
+      new KafkaJS.Kafka({
+        kafkaJS: { brokers, clientId, logLevel: clientLogLevels[level], logger, ...security.kafkaJS },
+        ...security.rdkafka,
+      }),
       brokers,
+      refusals,
     );
   const baseId = options.clientId ?? 'effectively';
   return {
