@@ -4,7 +4,7 @@
 // its time). Then a failing run (wrong passwords, a poison record, a failing provider) and a search for every secret's
 // text in every log line, error, dead letter, effect and server log: found nowhere.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -24,6 +24,7 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
 import type { KafkaTransportOptions } from '../../src/transport/kafka/config.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import { cliEnv, runCliIn } from '../support/cli.ts';
 import { eventually, randomName } from '../support/fixtures.ts';
 import {
   type Certificates,
@@ -45,6 +46,8 @@ const secrets = {
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const now = Math.floor(Date.now() / 1000);
 secrets.oauthToken = `${base64url({ alg: 'none' })}.${base64url({ sub: user, iat: now, exp: now + 3600 })}.`;
+
+const topicName = () => randomName('t').replace('_', '-');
 
 /** Every line any component logged, every error met: what the search reads besides tables and server logs. */
 const lines: string[] = [];
@@ -195,6 +198,38 @@ describe('secure connections: Kafka SASL_SSL (SCRAM, OAuth bearer), PostgreSQL T
     assert.match(String(plainPg), /no pg_hba.conf entry|SSL off/);
     assert.match(String(wrongPg), /password authentication failed/);
     for (const error of errors) assert.ok(!inspect(error, { depth: 8 }).includes('wrong-'), inspect(error));
+  });
+
+  test('the CLI reaches the TLS + SCRAM broker with --config <file>, or with EFFECTIVELY_KAFKA_* variables', async () => {
+    const config = join(dir, 'effectively.json');
+    const kafkaSection = { brokers: broker.brokers, ssl: { caFile: certs.caFile }, sasl: scram };
+    writeFileSync(config, JSON.stringify({ kafka: kafkaSection }));
+    const environment = {
+      KAFKA_BROKERS: broker.brokers.join(','),
+      EFFECTIVELY_KAFKA_SSL_CA_FILE: certs.caFile,
+      EFFECTIVELY_KAFKA_SASL_MECHANISM: 'scram-sha-256',
+      EFFECTIVELY_KAFKA_SASL_USERNAME: user,
+      EFFECTIVELY_KAFKA_SASL_PASSWORD: secrets.kafkaPassword,
+    };
+    const [viaFile, viaEnvironment, without] = [topicName(), topicName(), topicName()];
+    const runs = await Promise.all([
+      runCliIn(cliEnv(), 'topics', 'create', viaFile, '--partitions', '1', '--config', config),
+      runCliIn(cliEnv(environment), 'topics', 'create', viaEnvironment, '--partitions', '1'),
+      // naive twin: the same command with the brokers only
+      runCliIn(cliEnv({ KAFKA_BROKERS: broker.brokers.join(',') }), 'topics', 'create', without, '--partitions', '1'),
+    ]);
+    for (const run of runs) lines.push(run.stdout, run.stderr);
+    assert.equal(runs[0].code, 0, runs[0].stderr);
+    assert.match(runs[0].stdout, new RegExp(`created ${viaFile}`));
+    assert.equal(runs[1].code, 0, runs[1].stderr);
+    assert.equal(runs[2].code, 1);
+    assert.match(runs[2].stderr, /EFF_BROKER_UNREACHABLE/);
+    // a mistake in the file is named before anything runs
+    writeFileSync(config, JSON.stringify({ kafka: { ...kafkaSection, sasl: { ...scram, mechanism: 'scram' } } }));
+    const wrong = await runCliIn(cliEnv(), 'topics', 'create', topicName(), '--config', config);
+    lines.push(wrong.stdout, wrong.stderr);
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /EFF_INVALID_OPTIONS: invalid option `config\.kafka\.sasl\.mechanism`/);
   });
 
   test('no secret in any log line, error, dead letter, effect, or server log of these runs', async () => {

@@ -1,3 +1,4 @@
+import { kafkaSecurityFromEnvironment } from '../../config/environment.ts';
 import { stderrLogger } from '../../observability/logger.ts';
 import type { Admin, Consumer, ConsumerOptions, Producer, Transport } from '../port.ts';
 import { KafkaAdmin } from './admin.ts';
@@ -14,7 +15,10 @@ import { explainBrokerErrors } from './unreachable.ts';
  * The Kafka transport: the engine at scale. Loads the Kafka client (an optional peer dependency) here and only here;
  * without it this throws `EFF_KAFKA_CLIENT_UNAVAILABLE`, saying what to install.
  */
-export function kafkaTransport(options: KafkaTransportOptions = {}): Transport {
+export function kafkaTransport(given: KafkaTransportOptions = {}): Transport {
+  // TLS and SASL not given: what the environment says (EFFECTIVELY_KAFKA_*), as KAFKA_BROKERS for the brokers
+  const fromEnvironment = given.ssl === undefined && given.sasl === undefined ? kafkaSecurityFromEnvironment() : {};
+  const options: KafkaTransportOptions = { ...fromEnvironment, ...given };
   validateKafkaOptions(options);
   const { KafkaJS } = loadKafkaClient();
   const brokers = options.brokers ?? defaultBrokers();
