@@ -164,72 +164,75 @@ describe('secure connections: Kafka SASL_SSL (SCRAM, OAuth bearer), PostgreSQL T
     }
   });
 
-  test('without TLS, or with a wrong password, neither server lets the library in; the errors say why', async () => {
-    const refusal = (error: unknown) => (error as { code?: string; details?: { reason?: string } }) ?? {};
-    const topic = () => randomName('x').replace('_', '-');
-    const attempts = {
-      // naive twins: the plain protocol is not spoken on the TLS listener, nor accepted by the database
-      kafkaPlain: kafkaTransport({ brokers: broker.brokers, logger: capture, clientLogIntervalMs: 0 }).admin(),
-      kafkaWrong: kafkaTransport(kafka({ sasl: { ...scram, password: `wrong-${secrets.kafkaPassword}` } })).admin(),
-    };
-    const pgPlain = pgDb({ connectionString: url(secrets.pgPassword), connectionTimeoutMs: 5000 });
-    const pgWrong = pgDb({ connectionString: url(`wrong-${secrets.pgPassword}`), ssl: { ca: certs.ca } });
-    const failure = (promise: Promise<unknown>) =>
-      kept(promise).then(
-        () => assert.fail('let in'),
-        (error: unknown) => error,
-      );
-    const [kafkaPlain, kafkaWrong, plainPg, wrongPg] = await Promise.all([
-      failure(attempts.kafkaPlain.createTopics([{ topic: topic(), partitions: 1 }])),
-      failure(attempts.kafkaWrong.createTopics([{ topic: topic(), partitions: 1 }])),
-      failure(pgPlain.query('SELECT 1')),
-      failure(pgWrong.query('SELECT 1')),
-    ]);
-    await Promise.all([
-      attempts.kafkaPlain.close().catch(() => undefined),
-      attempts.kafkaWrong.close().catch(() => undefined),
-      pgPlain.close(),
-      pgWrong.close(),
-    ]);
-    assert.equal(refusal(kafkaPlain).code, 'EFF_BROKER_UNREACHABLE');
-    assert.equal(refusal(kafkaWrong).code, 'EFF_TRANSPORT', 'a refused login is not "no broker answered"');
-    assert.equal(refusal(kafkaWrong).details?.reason, 'refused');
-    assert.match(String(kafkaWrong), /SASL authentication error/);
-    assert.match(String(plainPg), /no pg_hba.conf entry|SSL off/);
-    assert.match(String(wrongPg), /password authentication failed/);
-    for (const error of errors) assert.ok(!inspect(error, { depth: 8 }).includes('wrong-'), inspect(error));
-  });
+  // each waits for the client's 5-s admin timeout somewhere: side by side
+  describe('who gets in', { concurrency: true }, () => {
+    test('without TLS, or with a wrong password, neither server lets the library in; the errors say why', async () => {
+      const refusal = (error: unknown) => (error as { code?: string; details?: { reason?: string } }) ?? {};
+      const topic = () => randomName('x').replace('_', '-');
+      const attempts = {
+        // naive twins: the plain protocol is not spoken on the TLS listener, nor accepted by the database
+        kafkaPlain: kafkaTransport({ brokers: broker.brokers, logger: capture, clientLogIntervalMs: 0 }).admin(),
+        kafkaWrong: kafkaTransport(kafka({ sasl: { ...scram, password: `wrong-${secrets.kafkaPassword}` } })).admin(),
+      };
+      const pgPlain = pgDb({ connectionString: url(secrets.pgPassword), connectionTimeoutMs: 5000 });
+      const pgWrong = pgDb({ connectionString: url(`wrong-${secrets.pgPassword}`), ssl: { ca: certs.ca } });
+      const failure = (promise: Promise<unknown>) =>
+        kept(promise).then(
+          () => assert.fail('let in'),
+          (error: unknown) => error,
+        );
+      const [kafkaPlain, kafkaWrong, plainPg, wrongPg] = await Promise.all([
+        failure(attempts.kafkaPlain.createTopics([{ topic: topic(), partitions: 1 }])),
+        failure(attempts.kafkaWrong.createTopics([{ topic: topic(), partitions: 1 }])),
+        failure(pgPlain.query('SELECT 1')),
+        failure(pgWrong.query('SELECT 1')),
+      ]);
+      await Promise.all([
+        attempts.kafkaPlain.close().catch(() => undefined),
+        attempts.kafkaWrong.close().catch(() => undefined),
+        pgPlain.close(),
+        pgWrong.close(),
+      ]);
+      assert.equal(refusal(kafkaPlain).code, 'EFF_BROKER_UNREACHABLE');
+      assert.equal(refusal(kafkaWrong).code, 'EFF_TRANSPORT', 'a refused login is not "no broker answered"');
+      assert.equal(refusal(kafkaWrong).details?.reason, 'refused');
+      assert.match(String(kafkaWrong), /SASL authentication error/);
+      assert.match(String(plainPg), /no pg_hba.conf entry|SSL off/);
+      assert.match(String(wrongPg), /password authentication failed/);
+      for (const error of errors) assert.ok(!inspect(error, { depth: 8 }).includes('wrong-'), inspect(error));
+    });
 
-  test('the CLI reaches the TLS + SCRAM broker with --config <file>, or with EFFECTIVELY_KAFKA_* variables', async () => {
-    const config = join(dir, 'effectively.json');
-    const kafkaSection = { brokers: broker.brokers, ssl: { caFile: certs.caFile }, sasl: scram };
-    writeFileSync(config, JSON.stringify({ kafka: kafkaSection }));
-    const environment = {
-      KAFKA_BROKERS: broker.brokers.join(','),
-      EFFECTIVELY_KAFKA_SSL_CA_FILE: certs.caFile,
-      EFFECTIVELY_KAFKA_SASL_MECHANISM: 'scram-sha-256',
-      EFFECTIVELY_KAFKA_SASL_USERNAME: user,
-      EFFECTIVELY_KAFKA_SASL_PASSWORD: secrets.kafkaPassword,
-    };
-    const [viaFile, viaEnvironment, without] = [topicName(), topicName(), topicName()];
-    const runs = await Promise.all([
-      runCliIn(cliEnv(), 'topics', 'create', viaFile, '--partitions', '1', '--config', config),
-      runCliIn(cliEnv(environment), 'topics', 'create', viaEnvironment, '--partitions', '1'),
-      // naive twin: the same command with the brokers only
-      runCliIn(cliEnv({ KAFKA_BROKERS: broker.brokers.join(',') }), 'topics', 'create', without, '--partitions', '1'),
-    ]);
-    for (const run of runs) lines.push(run.stdout, run.stderr);
-    assert.equal(runs[0].code, 0, runs[0].stderr);
-    assert.match(runs[0].stdout, new RegExp(`created ${viaFile}`));
-    assert.equal(runs[1].code, 0, runs[1].stderr);
-    assert.equal(runs[2].code, 1);
-    assert.match(runs[2].stderr, /EFF_BROKER_UNREACHABLE/);
-    // a mistake in the file is named before anything runs
-    writeFileSync(config, JSON.stringify({ kafka: { ...kafkaSection, sasl: { ...scram, mechanism: 'scram' } } }));
-    const wrong = await runCliIn(cliEnv(), 'topics', 'create', topicName(), '--config', config);
-    lines.push(wrong.stdout, wrong.stderr);
-    assert.equal(wrong.code, 2);
-    assert.match(wrong.stderr, /EFF_INVALID_OPTIONS: invalid option `config\.kafka\.sasl\.mechanism`/);
+    test('the CLI reaches the TLS + SCRAM broker with --config <file>, or with EFFECTIVELY_KAFKA_* variables', async () => {
+      const config = join(dir, 'effectively.json');
+      const kafkaSection = { brokers: broker.brokers, ssl: { caFile: certs.caFile }, sasl: scram };
+      writeFileSync(config, JSON.stringify({ kafka: kafkaSection }));
+      const environment = {
+        KAFKA_BROKERS: broker.brokers.join(','),
+        EFFECTIVELY_KAFKA_SSL_CA_FILE: certs.caFile,
+        EFFECTIVELY_KAFKA_SASL_MECHANISM: 'scram-sha-256',
+        EFFECTIVELY_KAFKA_SASL_USERNAME: user,
+        EFFECTIVELY_KAFKA_SASL_PASSWORD: secrets.kafkaPassword,
+      };
+      const [viaFile, viaEnvironment, without] = [topicName(), topicName(), topicName()];
+      const runs = await Promise.all([
+        runCliIn(cliEnv(), 'topics', 'create', viaFile, '--partitions', '1', '--config', config),
+        runCliIn(cliEnv(environment), 'topics', 'create', viaEnvironment, '--partitions', '1'),
+        // naive twin: the same command with the brokers only
+        runCliIn(cliEnv({ KAFKA_BROKERS: broker.brokers.join(',') }), 'topics', 'create', without, '--partitions', '1'),
+      ]);
+      for (const run of runs) lines.push(run.stdout, run.stderr);
+      assert.equal(runs[0].code, 0, runs[0].stderr);
+      assert.match(runs[0].stdout, new RegExp(`created ${viaFile}`));
+      assert.equal(runs[1].code, 0, runs[1].stderr);
+      assert.equal(runs[2].code, 1);
+      assert.match(runs[2].stderr, /EFF_BROKER_UNREACHABLE/);
+      // a mistake in the file is named before anything runs
+      writeFileSync(config, JSON.stringify({ kafka: { ...kafkaSection, sasl: { ...scram, mechanism: 'scram' } } }));
+      const wrong = await runCliIn(cliEnv(), 'topics', 'create', topicName(), '--config', config);
+      lines.push(wrong.stdout, wrong.stderr);
+      assert.equal(wrong.code, 2);
+      assert.match(wrong.stderr, /EFF_INVALID_OPTIONS: invalid option `config\.kafka\.sasl\.mechanism`/);
+    });
   });
 
   test('no secret in any log line, error, dead letter, effect, or server log of these runs', async () => {
