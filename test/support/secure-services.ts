@@ -2,7 +2,7 @@
 // listener is SASL_SSL (SCRAM-SHA-256 and OAUTHBEARER) and a PostgreSQL cluster with ssl=on that accepts only TLS
 // connections with a SCRAM password. Ports are picked free at start; everything is stopped and deleted afterwards.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +80,9 @@ export async function startSecureBroker(
   user: { name: string; password: string },
 ): Promise<SecureBroker> {
   const libs = process.env.KAFKA_LIBS ?? join(root, '.kafka/libs');
+  if (!existsSync(libs)) {
+    throw new Error(`the broker's jars are not in ${libs}: run \`bash scripts/kafka.sh fetch\` (or set KAFKA_LIBS)`);
+  }
   const base = await freePorts(3);
   const [client, internal, controller] = [base, base + 1, base + 2];
   const storePassword = 'keystore-pass';
