@@ -7,6 +7,7 @@
  *   whose every statement runs in the consumer's transaction (your rows commit with the dedup row).
  * Prisma is an optional peer dependency: only this module imports it.
  */
+import { createRequire } from 'node:module';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Queryable } from '../db/port.ts';
@@ -52,6 +53,19 @@ class TransactionPool extends pg.Pool {
   }
 }
 
+let onePg: boolean | undefined;
+
+/**
+ * `PrismaPg` tells a pool from a configuration with `instanceof pg.Pool`: under another copy of `pg` it would take
+ * this pool for a configuration and connect on its own, outside the consumer's transaction. Refused instead.
+ */
+function assertOnePg(): void {
+  onePg ??= createRequire(import.meta.resolve('@prisma/adapter-pg'))('pg').Pool === pg.Pool;
+  if (!onePg) {
+    throw invalidOptions('pg', "@prisma/adapter-pg must use the library's `pg` package (one copy of pg installed)");
+  }
+}
+
 /** The adapter factory `new PrismaClient({ adapter })` takes. */
 export type PrismaPgAdapter = PrismaPg;
 
@@ -75,14 +89,8 @@ export function prismaIn<Client>(
   return (tx) => {
     let client = clients.get(tx);
     if (client === undefined) {
-      const pool = new TransactionPool(transactionClient(tx));
-      const adapter = new PrismaPg(pool, options);
-      // another copy of `pg` under the adapter would take this pool for a configuration and connect on its own,
-      // outside the consumer's transaction: refuse that
-      if ((adapter as unknown as { externalPool?: unknown }).externalPool !== pool) {
-        throw invalidOptions('pg', "@prisma/adapter-pg must share the library's `pg` package (one copy installed)");
-      }
-      client = makeClient(adapter);
+      assertOnePg();
+      client = makeClient(new PrismaPg(new TransactionPool(transactionClient(tx)), options));
       clients.set(tx, client);
     }
     return client;
