@@ -26,7 +26,12 @@ async function prismaClientClass(): Promise<new (options: { adapter: PrismaPgAda
   if (!existsSync(generated)) {
     await promisify(execFile)(`${root}node_modules/.bin/prisma`, ['generate'], {
       cwd: fileURLToPath(new URL('./prisma/', import.meta.url)),
-      env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: '/bin/true', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+      env: {
+        ...process.env,
+        PRISMA_SCHEMA_ENGINE_BINARY: '/bin/true',
+        PRISMA_HIDE_UPDATE_MESSAGE: '1',
+        CHECKPOINT_DISABLE: '1',
+      },
     });
   }
   return ((await import(generated)) as { PrismaClient: never }).PrismaClient;
