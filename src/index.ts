@@ -213,3 +213,4 @@ export type * from './transport/port.ts';
 export { positionAfter } from './transport/position.ts';
 export type { PostgresTransportOptions } from './transport/postgres/options.ts';
 export { postgresTransport } from './transport/postgres/transport.ts';
+export type { KafkaOAuthToken, KafkaSasl, KafkaSsl } from './transport/kafka/security.ts';

@@ -2,10 +2,11 @@
 // this one only dispatches: help, version, the database line, the refusal of an implicit database, errors as one line.
 // The operator commands (operator.ts) also run inside an application, on its own Db.
 import { readFileSync } from 'node:fs';
+import { loadConfigFile } from '../config/environment.ts';
 import { pgDb } from '../db/pg.ts';
 import type { Db } from '../db/port.ts';
 import { databaseUnreachable } from '../db/unreachable.ts';
-import { EffectivelyError } from '../errors.ts';
+import { EffectivelyError, invalidOptions } from '../errors.ts';
 import { type CommandValues, parseCommandArgs } from './args.ts';
 import { consoleCommand } from './console.ts';
 import { type CliDatabase, changesDatabase, cliDatabase, databaseLine, refuseImplicit } from './database.ts';
@@ -70,7 +71,35 @@ async function onDatabase(
   }
 }
 
-async function main(argv: string[]): Promise<number> {
+/**
+ * `--config <file>` (anywhere on the line): the file's settings become the environment variables they stand for,
+ * those already set winning. Returns the arguments without it, and `--schema` added when only the file names one.
+ */
+function applyConfig(argv: string[]): string[] {
+  const at = argv.findIndex((arg) => arg === '--config' || arg.startsWith('--config='));
+  if (at < 0) return argv;
+  const path = argv[at]!.startsWith('--config=') ? argv[at]!.slice('--config='.length) : argv[at + 1];
+  if (!path) throw invalidOptions('config', 'needs a file: --config <file>');
+  const rest = argv.filter((_, index) => index !== at && !(index === at + 1 && argv[at] === '--config'));
+  const fromFile = loadConfigFile(path);
+  for (const [name, value] of Object.entries(fromFile)) if (process.env[name] === undefined) process.env[name] = value;
+  const schema = process.env.EFFECTIVELY_SCHEMA;
+  // `schema check` has no --schema; the other commands read it (its default was taken before the file was read)
+  const named = rest[0] === 'schema' || rest.some((arg) => arg === '--schema' || arg.startsWith('--schema='));
+  return schema !== undefined && fromFile.EFFECTIVELY_SCHEMA === schema && !named
+    ? [...rest, '--schema', schema]
+    : rest;
+}
+
+async function main(given: string[]): Promise<number> {
+  let argv: string[];
+  try {
+    argv = applyConfig(given);
+  } catch (error) {
+    if (!(error instanceof EffectivelyError)) throw error;
+    console.error(`effectively: ${error.code}: ${printable(error.message)}`);
+    return 2;
+  }
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-v' || command === 'version') {
     console.log(version());

@@ -37,7 +37,10 @@ export const operatorUsage = ['migrate', 'dlq', 'effects', 'outbox', 'doctor']
 const environment = `environment: DATABASE_URL (the database; commands that change it refuse to run without it), KAFKA_BROKERS
   (default 127.0.0.1:9092), EFFECTIVELY_SCHEMA (the library's schema, default effectively; --schema s overrides it),
   EFFECTIVELY_CONSOLE_TOKEN / EFFECTIVELY_CONSOLE_READER_TOKEN / EFFECTIVELY_CONSOLE_HOST (console).
-  Every command that opens the database first prints which one (host:port/name) and the schema, on stderr.`;
+  Every command that opens the database first prints which one (host:port/name) and the schema, on stderr.
+  Kafka over TLS and SASL: EFFECTIVELY_KAFKA_SSL=true, EFFECTIVELY_KAFKA_SSL_CA_FILE, EFFECTIVELY_KAFKA_SASL_MECHANISM,
+  EFFECTIVELY_KAFKA_SASL_USERNAME, EFFECTIVELY_KAFKA_SASL_PASSWORD; PostgreSQL over TLS: sslmode=verify-full&sslrootcert=
+  in DATABASE_URL. --config <file> (any command): the same settings as JSON (docs/configuration.md).`;
 
 export const usage = `usage: effectively <command> [options]     effectively <command> --help     effectively --version
 ${Object.values(commandUsage).join('\n')}

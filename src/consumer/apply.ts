@@ -56,7 +56,8 @@ export function createApplier(options: ApplierOptions) {
       results = await traceProcess(system, group, records, events[0]!.id, () => batchHandler!(events, context));
       await guarded.check('the batch handler caught a failed statement');
     } catch (error) {
-      throw new HandlerFailure(range.length > 1 ? Math.ceil(range.length / 2) : 0, error);
+      const explained = guarded.explain(error, 'the batch handler caught a failed statement');
+      throw new HandlerFailure(range.length > 1 ? Math.ceil(range.length / 2) : 0, explained);
     }
     if (results) {
       let next = 0;
@@ -83,7 +84,7 @@ export function createApplier(options: ApplierOptions) {
         await guarded.check('the handler caught a failed statement');
         if (result === 'stale') outcomes[index] = 'stale';
       } catch (error) {
-        throw new HandlerFailure(index, error, true);
+        throw new HandlerFailure(index, guarded.explain(error, 'the handler caught a failed statement'), true);
       }
     }
   }

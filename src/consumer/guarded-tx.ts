@@ -13,19 +13,41 @@ export class GuardedTx {
   #failed = false;
   /** The first statement error since the last check: what the handler swallowed, the abort's cause. */
   #swallowed: unknown;
+  /** Statements failed since the last check or the last rollback to a savepoint (after which the work goes on). */
+  #failures = 0;
   #savepoints = 0;
   readonly tx: Queryable;
 
   constructor(private readonly raw: Queryable) {
     const noteFailure = (error: unknown): never => {
-      if (!this.#failed) this.#swallowed = error;
+      if (this.#failures === 0) this.#swallowed = error;
       this.#failed = true;
+      this.#failures += 1;
       throw error;
     };
+    // `text` may be node-postgres' query config object (an ORM's, through transaction-client.ts)
+    const rolledBackTo = (text: unknown) =>
+      /^\s*rollback\s+(work\s+|transaction\s+)?to\b/i.test(
+        typeof text === 'string' ? text : String((text as { text?: unknown })?.text),
+      );
     this.tx = {
       query: <R extends Record<string, unknown>>(text: string, params?: unknown[]) =>
-        raw.query<R>(text, params).catch(noteFailure),
+        raw.query<R>(text, params).then((result) => {
+          if (this.#failures > 0 && rolledBackTo(text)) this.#failures = 0; // the failed work was undone
+          return result;
+        }, noteFailure),
     };
+  }
+
+  /**
+   * The error a handler threw, or `EFF_TX_ABORTED` when it is only the consequence of an earlier failed statement the
+   * handler swallowed and went on after (its next statement failed with "current transaction is aborted", 25P02):
+   * then the swallowed one is the cause, as when the handler returns.
+   */
+  explain(error: unknown, where: string): unknown {
+    const first = this.#swallowed;
+    if (this.#failures < 2 || causedBy(error, first)) return error;
+    return transactionAborted(where, first);
   }
 
   /**
@@ -60,6 +82,7 @@ export class GuardedTx {
   async check(where: string): Promise<void> {
     if (!this.#failed) return;
     this.#failed = false;
+    this.#failures = 0;
     try {
       await this.raw.query('SELECT 1');
     } catch (error) {
@@ -68,4 +91,13 @@ export class GuardedTx {
       throw error;
     }
   }
+}
+
+/** Whether `error` is `cause`, or wraps it (an ORM's error around the driver's). */
+function causedBy(error: unknown, cause: unknown): boolean {
+  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 8; depth++) {
+    if (at === cause) return true;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return false;
 }

@@ -43,6 +43,24 @@ export interface PgDbOptions {
    * of an idle connection is noticed (the later probes follow the operating system's interval and count).
    */
   keepAliveDelayMs?: number;
+  /**
+   * TLS to the server. `true`: verified against the system's authorities. An object: `ca` (PEM of the authority that
+   * signed the server's certificate), `certificate` and `key` (PEM, a client certificate), `verify` (default true:
+   * the certificate and the host name are checked; `false` encrypts without knowing who answers). Default: none, or
+   * what the connection string says (`sslmode=verify-full&sslrootcert=ca.pem`), which takes precedence.
+   */
+  ssl?: boolean | { ca?: string; certificate?: string; key?: string; verify?: boolean };
+}
+
+function tlsOf(ssl: PgDbOptions['ssl']): pg.PoolConfig['ssl'] {
+  if (ssl === undefined || typeof ssl === 'boolean') return ssl;
+  if (typeof ssl !== 'object' || ssl === null) throw invalidOptions('ssl', 'true, false or an object');
+  return {
+    ...(ssl.ca !== undefined && { ca: ssl.ca }),
+    ...(ssl.certificate !== undefined && { cert: ssl.certificate }),
+    ...(ssl.key !== undefined && { key: ssl.key }),
+    rejectUnauthorized: ssl.verify !== false,
+  };
 }
 
 /** The session and socket settings of a pool `pgDb` makes (see `PgDbOptions` for each default and why). */
@@ -66,8 +84,10 @@ export function pgPoolConfig(options: PgDbOptions = {}): pg.PoolConfig {
       throw invalidOptions(`${name}Ms`, 'an integer number of milliseconds in 0..2147483647');
     }
   }
+  const ssl = tlsOf(options.ssl);
   return {
     connectionString,
+    ...(ssl !== undefined && { ssl }),
     max: options.max ?? 4,
     // node-postgres sends these as startup parameters: every session of the pool, and the LISTEN client, has them.
     // A value of 0 (off) is left out, so the server's own setting applies.

@@ -100,7 +100,8 @@ export function createOutbox(options: OutboxOptions = {}): Outbox {
       }
       spans?.end();
       if (stored !== null && stored !== String(shards)) throw shardsMismatch(schema, shards, stored);
-      if (notify) await tx.query('SELECT pg_notify($1, NULL)', [channel]);
+      // a column of type void is more than some drivers can read (Prisma's raw queries): select a number instead
+      if (notify) await tx.query('SELECT 1 AS notified FROM pg_notify($1, NULL)', [channel]);
     },
   };
 }

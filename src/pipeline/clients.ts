@@ -1,5 +1,6 @@
 import { type Kafka, KafkaJS } from '../transport/kafka/client.ts';
 import { clientLogger, clientLogLevels } from '../transport/kafka/log.ts';
+import { kafkaSecurityConfig } from '../transport/kafka/security.ts';
 import type { PipelineSettings } from './options.ts';
 
 export type ClientConsumer = ReturnType<Kafka['consumer']>;
@@ -12,8 +13,10 @@ export function pipelineKafka(settings: PipelineSettings): Kafka {
     repeatIntervalMs: settings.kafka.clientLogIntervalMs ?? 30_000,
   });
   const clientId = settings.kafka.clientId ?? `effectively-pipeline-${settings.transactionalId}`;
+  const security = kafkaSecurityConfig(settings.kafka);
   return new KafkaJS.Kafka({
-    kafkaJS: { brokers: settings.brokers, clientId, logLevel: clientLogLevels[level], logger },
+    kafkaJS: { brokers: settings.brokers, clientId, logLevel: clientLogLevels[level], logger, ...security.kafkaJS },
+    ...security.rdkafka,
   });
 }
 

@@ -1,13 +1,17 @@
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { KafkaClientLogLevel } from './log.ts';
+import { type KafkaSecurity, validateKafkaSecurity } from './security.ts';
 
 /** Connection settings for the Kafka transport. `KAFKA_BROKERS` (comma-separated) overrides the default. */
-export interface KafkaTransportOptions {
+export interface KafkaTransportOptions extends KafkaSecurity {
   /** Bootstrap brokers; default `KAFKA_BROKERS` or `127.0.0.1:9092` (not `localhost`: Node resolves it to ::1). */
   brokers?: string[];
   clientId?: string;
-  /** Extra librdkafka properties for every client (e.g. security settings). */
+  /**
+   * Extra librdkafka properties for the producers and consumers. For TLS and SASL use `ssl` and `sasl` (docs/security.md):
+   * they reach the admin too.
+   */
   rdkafka?: Record<string, string | number | boolean>;
   /**
    * Replicas of each topic the library creates (retry and dead-letter topics, `admin().createTopics`). Default -1:
@@ -61,6 +65,7 @@ function invalid(field: string, message: string): EffectivelyError {
 
 /** Throws `EFF_INVALID_OPTIONS` naming the field. */
 export function validateKafkaOptions(options: KafkaTransportOptions): void {
+  validateKafkaSecurity(options);
   const { replicationFactor, clientLogIntervalMs, clientLogLevel, commitIntervalMs, closeTimeoutMs } = options;
   if (
     replicationFactor !== undefined &&

@@ -1,8 +1,10 @@
 // A broker that cannot be reached is an everyday error (not started yet, KAFKA_BROKERS unset, a typo): the client
 // rejects `connect()` after its 30 s timeout with a bare `KafkaJSError: broker transport failure`, and an admin call
 // with `Local: Timed out` after 5 s. Here each becomes one coded line: what was tried, against which brokers, what to do.
+// When the client logged that a broker refused the login or the TLS handshake, the line says that instead.
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import type { Kafka } from './client.ts';
+import type { ConnectionRefusals } from './refusals.ts';
 
 /** librdkafka's codes for "nobody answered": transport failure, timed out, all brokers down, resolve failure. */
 const unreachableCodes = new Set([-195, -185, -187, -193]);
@@ -19,8 +21,22 @@ export function looksUnreachable(error: unknown): boolean {
 }
 
 /** One coded error for a failed call of the Kafka client: `EFF_BROKER_UNREACHABLE` when no broker answered. */
-export function brokerError(error: unknown, brokers: readonly string[], what: string): EffectivelyError {
+export function brokerError(
+  error: unknown,
+  brokers: readonly string[],
+  what: string,
+  refusals?: ConnectionRefusals,
+): EffectivelyError {
   if (error instanceof EffectivelyError) return error;
+  const refused = looksUnreachable(error) ? refusals?.recent() : undefined;
+  if (refused !== undefined) {
+    return new EffectivelyError(
+      ErrorCodes.EFF_TRANSPORT,
+      `the Kafka brokers at ${brokers.join(',')} refused the connection (${refused}) to ${what}: check the ` +
+        'credentials and TLS settings (kafkaTransport({ sasl, ssl }))',
+      { cause: error, retryable: true, details: { brokers: [...brokers], reason: 'refused' } },
+    );
+  }
   const inner = (error as { errors?: unknown }).errors;
   const said = (Array.isArray(inner) && inner.length > 0 ? inner : [error])
     .map((each) => String((each as Error)?.message ?? each).replace(/\s+/g, ' '))
@@ -50,6 +66,7 @@ function explained<T extends object>(
   what: string,
   names: string[],
   all: boolean,
+  refusals: ConnectionRefusals | undefined,
 ): T {
   const methods = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   for (const name of names) {
@@ -58,7 +75,7 @@ function explained<T extends object>(
     methods[name] = (...args) =>
       method.apply(client, args).catch((error: unknown) => {
         if (!all && !looksUnreachable(error)) throw error;
-        throw brokerError(error, brokers, all ? what : `${what} (${name})`);
+        throw brokerError(error, brokers, all ? what : `${what} (${name})`, refusals);
       });
   }
   return client;
@@ -77,10 +94,10 @@ const adminCalls = [
  * The client with its connections explained: a producer's or consumer's `connect()`, and every call of an admin
  * (which connects lazily and fails on its first request), reject with a coded error naming the brokers.
  */
-export function explainBrokerErrors(kafka: Kafka, brokers: readonly string[]): Kafka {
+export function explainBrokerErrors(kafka: Kafka, brokers: readonly string[], refusals?: ConnectionRefusals): Kafka {
   return {
-    producer: (config) => explained(kafka.producer(config), brokers, 'connect a producer', ['connect'], true),
-    consumer: (config) => explained(kafka.consumer(config), brokers, 'connect a consumer', ['connect'], true),
-    admin: (config) => explained(kafka.admin(config), brokers, 'run an admin request', adminCalls, false),
+    producer: (config) => explained(kafka.producer(config), brokers, 'connect a producer', ['connect'], true, refusals),
+    consumer: (config) => explained(kafka.consumer(config), brokers, 'connect a consumer', ['connect'], true, refusals),
+    admin: (config) => explained(kafka.admin(config), brokers, 'run an admin request', adminCalls, false, refusals),
   } as Kafka;
 }

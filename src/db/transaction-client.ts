@@ -1,0 +1,111 @@
+/**
+ * A node-postgres client's shape over a transaction someone else holds (the consumer's `ctx.tx`), for an ORM to write
+ * through: the ORM adapters (`effectively/kysely`, `effectively/drizzle`, `effectively/prisma`) build their query
+ * builder on it, so the handler's business rows commit with the dedup row. Two rules keep that transaction whole:
+ * - every statement goes through `tx` itself, so a failed statement the handler swallows is seen by the consumer (its
+ *   record fails with `EFF_TX_ABORTED`, as with raw SQL);
+ * - the ORM's own transaction statements become savepoints (BEGIN: SAVEPOINT, COMMIT: RELEASE, ROLLBACK: ROLLBACK TO),
+ *   so `orm.transaction(...)` inside a handler is a nested unit of work and never ends the consumer's transaction.
+ * It needs no ORM: the core ships it, each adapter imports it.
+ */
+import { EffectivelyError, ErrorCodes, transactionAborted } from '../errors.ts';
+import type { Queryable } from './port.ts';
+import { sqlState } from './sqlstate.ts';
+
+/** node-postgres' query config (`{ text, values, rowMode, types }`), which ORMs send. */
+export interface QueryConfigLike {
+  text: string;
+  values?: unknown[];
+  [option: string]: unknown;
+}
+
+export interface PgResultLike {
+  command?: string;
+  rowCount: number | null;
+  rows: unknown[];
+  fields?: unknown[];
+}
+
+export interface TransactionClient {
+  query(textOrConfig: string | QueryConfigLike, values?: unknown[]): Promise<PgResultLike>;
+  /** A pool's `release`: nothing to give back, the transaction belongs to its holder. */
+  release(error?: unknown): void;
+  on(event: string, listener: (...args: unknown[]) => void): TransactionClient;
+  removeListener(event: string, listener: (...args: unknown[]) => void): TransactionClient;
+}
+
+type Control = 'begin' | 'commit' | 'rollback';
+
+/** Reads a whole-transaction statement; `undefined` for anything else (a savepoint statement passes through as is). */
+function controlOf(text: string): Control | 'begin-with-modes' | undefined {
+  const statement = text.trim().replace(/;$/, '').trim().toLowerCase();
+  if (/^(begin|start transaction)( (work|transaction))?$/.test(statement)) return 'begin';
+  if (/^(begin|start transaction)\b/.test(statement)) return 'begin-with-modes';
+  if (/^(commit|end)( (work|transaction))?$/.test(statement)) return 'commit';
+  if (/^(rollback|abort)( (work|transaction))?$/.test(statement)) return 'rollback';
+  return undefined;
+}
+
+function refused(statement: string, why: string): EffectivelyError {
+  return new EffectivelyError(
+    ErrorCodes.EFF_NESTED_TRANSACTION,
+    `\`${statement}\` was sent inside a transaction the library holds (the consumer's): ${why}`,
+    { details: { operation: 'transaction', statement } },
+  );
+}
+
+/**
+ * The view of `tx` an ORM writes through. `tx` must come from a node-postgres-backed database (`pgDb`, `pgliteDb`):
+ * its `query` also takes node-postgres' query config object, which ORMs use (rows as arrays, their own type parsers).
+ */
+export function transactionClient(tx: Queryable): TransactionClient {
+  // node-postgres' `query(config)`: the Queryable port names only `(text, params)`, the client behind it takes both
+  const send = tx.query.bind(tx) as unknown as (
+    textOrConfig: string | QueryConfigLike,
+    values?: unknown[],
+  ) => Promise<PgResultLike>;
+  const open: string[] = [];
+  let made = 0;
+  const plain = (text: string) => send(text);
+
+  async function control(kind: Control, statement: string): Promise<PgResultLike> {
+    if (kind === 'begin') {
+      const name = `effectively_orm_${++made}`;
+      const result = await plain(`SAVEPOINT ${name}`);
+      open.push(name);
+      return result;
+    }
+    const name = open.pop();
+    if (name === undefined) {
+      throw refused(statement, 'it would end that transaction; only a BEGIN of your own (a savepoint here) may end');
+    }
+    if (kind === 'rollback') {
+      await plain(`ROLLBACK TO SAVEPOINT ${name}`);
+      return plain(`RELEASE SAVEPOINT ${name}`);
+    }
+    try {
+      return await plain(`RELEASE SAVEPOINT ${name}`);
+    } catch (error) {
+      // a statement inside failed and was swallowed: undo the nested work, say so (as `ctx.savepoint` does)
+      if (sqlState(error) !== '25P02') throw error;
+      await plain(`ROLLBACK TO SAVEPOINT ${name}`);
+      throw transactionAborted('a nested ORM transaction', error);
+    }
+  }
+
+  const client: TransactionClient = {
+    async query(textOrConfig, values) {
+      const text = typeof textOrConfig === 'string' ? textOrConfig : textOrConfig.text;
+      const kind = controlOf(text);
+      if (kind === 'begin-with-modes') {
+        throw refused(text, 'a nested transaction is a savepoint, which cannot change isolation level or access mode');
+      }
+      if (kind !== undefined) return control(kind, text);
+      return send(textOrConfig, values);
+    },
+    release() {},
+    on: () => client,
+    removeListener: () => client,
+  };
+  return client;
+}

@@ -1,0 +1,45 @@
+/**
+ * `effectively/kysely`: the library inside Kysely's transactions, and Kysely inside the consumer's.
+ * - `fromKysely(trx)`: your Kysely transaction as the library's `Queryable`, for `outbox.enqueue` and `effects.schedule`
+ *   (the event and the effect commit with your rows, or not at all);
+ * - `kyselyIn(ctx.tx)`: a Kysely that writes in the consumer's transaction (your rows commit with the dedup row).
+ * Kysely is an optional peer dependency: only this module imports it.
+ */
+import { CompiledQuery, Kysely, type KyselyPlugin, PostgresDialect, type PostgresPool } from 'kysely';
+import type { Queryable } from '../db/port.ts';
+import { transactionClient } from '../db/transaction-client.ts';
+
+/** What `fromKysely` needs: a `Transaction` (or a `Kysely`, then each statement is its own transaction). */
+export interface KyselyExecutor {
+  executeQuery<R>(query: CompiledQuery<R>): Promise<{ rows: R[]; numAffectedRows?: bigint }>;
+}
+
+/** Your Kysely transaction (`db.transaction().execute(async (trx) => …)`) as the library's `Queryable`. */
+export function fromKysely(trx: KyselyExecutor): Queryable {
+  return {
+    async query<R extends Record<string, unknown>>(text: string, params: unknown[] = []) {
+      const result = await trx.executeQuery(CompiledQuery.raw(text, params) as CompiledQuery<R>);
+      const affected = result.numAffectedRows;
+      return { rows: result.rows, rowCount: affected === undefined ? result.rows.length : Number(affected) };
+    },
+  };
+}
+
+export interface KyselyInOptions {
+  /** Your Kysely's plugins (`CamelCasePlugin`…), so the handler's queries read as your others do. */
+  plugins?: KyselyPlugin[];
+}
+
+/**
+ * A Kysely whose every statement runs in `tx`, the consumer's transaction (`ctx.tx`, or the `tx` of `ctx.savepoint`).
+ * Its `transaction()` is a savepoint of that transaction (no isolation level or access mode). Streams are not
+ * supported. Cheap to make: one per handler call is fine.
+ */
+export function kyselyIn<DB>(tx: Queryable, options: KyselyInOptions = {}): Kysely<DB> {
+  const client = transactionClient(tx);
+  const pool = { connect: async () => client, end: async () => undefined } as unknown as PostgresPool;
+  return new Kysely<DB>({
+    dialect: new PostgresDialect({ pool }),
+    ...(options.plugins && { plugins: options.plugins }),
+  });
+}
