@@ -207,10 +207,10 @@ export {
   upcastOnReadEvent,
 } from './schema/versioning/index.ts';
 export type { KafkaTransportOptions } from './transport/kafka/config.ts';
+export type { KafkaOAuthToken, KafkaSasl, KafkaSsl } from './transport/kafka/security.ts';
 // transport
 export { kafkaTransport } from './transport/kafka/transport.ts';
 export type * from './transport/port.ts';
 export { positionAfter } from './transport/position.ts';
 export type { PostgresTransportOptions } from './transport/postgres/options.ts';
 export { postgresTransport } from './transport/postgres/transport.ts';
-export type { KafkaOAuthToken, KafkaSasl, KafkaSsl } from './transport/kafka/security.ts';
