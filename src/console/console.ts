@@ -9,6 +9,7 @@ import { type ConsoleUser, cookieName, csrfGuard, requestToken, roleOfToken } fr
 import { healthView } from './health.ts';
 import { HttpError, matchPath, type Route, readJson, send, sendJson } from './http.ts';
 import { redriveJobs } from './jobs.ts';
+import { metricsRoute } from './metrics-route.ts';
 import { type ConsoleOptions, consoleSettings } from './options.ts';
 
 export interface EffectivelyConsole {
@@ -40,7 +41,7 @@ const pageFiles: [string, string, string][] = [
 
 export function createConsole(options: ConsoleOptions): EffectivelyConsole {
   const { db } = options;
-  const { schema, host, port, basePath, transport, readOnly, logger, tokens } = consoleSettings(options);
+  const { schema, host, port, basePath, transport, readOnly, logger, tokens, metrics } = consoleSettings(options);
   const csrf = csrfGuard();
   const audit = auditLog(db, schema);
   const jobs = redriveJobs({ db, schema, transport, audit, logger });
@@ -59,6 +60,7 @@ export function createConsole(options: ConsoleOptions): EffectivelyConsole {
       };
     }),
     ...apiRoutes({ db, schema, readOnly, health, jobs, audit, csrfFor: csrf.tokenFor }),
+    ...(metrics === false ? [] : [metricsRoute({ db, schema, logger, role: metrics })]),
   ];
   let server: Server | undefined;
   let url = '';

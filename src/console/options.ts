@@ -38,6 +38,12 @@ export interface ConsoleOptions {
   relays?: readonly { stats(): RelayStats }[];
   /** The sender's breaker and limiter state, for the health view. */
   backpressure?: BackpressureMetrics;
+  /**
+   * Who may scrape `/metrics` (the Prometheus text of `prometheusMetrics`): `reader` (default; a scraper sends
+   * `Authorization: Bearer <reader token>`), `public` (no login: only where the port is not reachable from outside), or
+   * `false` (no `/metrics` route).
+   */
+  metrics?: 'reader' | 'public' | false;
   /** An outbox row older than this is an alert (default 300000 ms). */
   stuckAfterMs?: number;
   /** A group's lag above this many records is an alert (default 10000). */
@@ -58,6 +64,8 @@ export function consoleSettings(options: ConsoleOptions) {
     throw invalidOptions('transport', 'kafka or postgres');
   const transport = options.transport ?? (isEmbeddedDb(db) ? 'postgres' : undefined);
   const logger = options.logger ?? stderrLogger;
+  const metrics = options.metrics ?? 'reader';
+  if (!['reader', 'public', false].includes(metrics)) throw invalidOptions('metrics', "'reader', 'public' or false");
   const readOnly = options.readOnly ?? false;
   for (const [role, token] of Object.entries(options.tokens ?? {}))
     if (typeof token !== 'string' || token.length < 16 || /[^\w.~-]/.test(token))
@@ -65,5 +73,5 @@ export function consoleSettings(options: ConsoleOptions) {
   if (options.tokens?.operator !== undefined && options.tokens.operator === options.tokens.reader)
     throw invalidOptions('tokens', 'the reader token must differ from the operator token');
   const tokens = options.authenticate ? undefined : consoleTokens(options.tokens);
-  return { schema, host, port, basePath, transport, readOnly, logger, tokens };
+  return { schema, host, port, basePath, transport, readOnly, logger, tokens, metrics };
 }

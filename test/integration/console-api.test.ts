@@ -222,6 +222,26 @@ test('console: read-only refuses every action, even an operator with the CSRF to
   assert.equal((await call(base, '/api/letters', { token: tokens.reader })).json.length, 3, 'nothing changed');
 });
 
+test('console: /metrics serves the Prometheus text to the reader role, and only as told', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  await seedConsole(db, schema);
+  const { base } = await started(t, { db, schema });
+  assert.equal((await call(base, '/metrics')).status, 401, 'no token, no metrics');
+  const scrape = await call(base, '/metrics', { token: tokens.reader });
+  assert.equal(scrape.status, 200);
+  assert.match(scrape.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+  assert.match(scrape.text, /^effectively_dead_letters 3$/m, 'the three seeded letters');
+  const open = await started(t, { db, schema, metrics: 'public' });
+  assert.match((await call(open.base, '/metrics')).text, /^effectively_dead_letters 3$/m);
+  const none = await started(t, { db, schema, metrics: false });
+  assert.equal((await call(none.base, '/metrics', { token: tokens.operator })).status, 404);
+  assert.throws(() => createConsole({ db, metrics: 'everyone' as never }), {
+    code: 'EFF_INVALID_OPTIONS',
+    details: { field: 'metrics' },
+  });
+});
+
 test("console: the application's own auth hook decides who is who", async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
