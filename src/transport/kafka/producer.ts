@@ -43,6 +43,18 @@ function groupByTopic(records: readonly OutgoingRecord[]) {
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
+/**
+ * A connection gone silent (no reset: a half-open socket behind a NAT, a lost acknowledgement) is noticed by the
+ * request's own timeout: 10 s instead of librdkafka's 60 s (then the connection is closed and the request sent again
+ * on a new one; idempotent, so never twice), and a connect that hangs gives up after 10 s instead of 30 s. TCP
+ * keepalive on, for idle connections.
+ */
+export const silentConnectionBounds = {
+  'socket.timeout.ms': 10_000,
+  'socket.connection.setup.timeout.ms': 10_000,
+  'socket.keepalive.enable': true,
+} as const;
+
 /** Idempotent producer: acks=all and enable.idempotence, so a retried send never duplicates or reorders on the broker. */
 export class KafkaProducer implements Producer {
   readonly #make: () => ClientProducer;
@@ -70,6 +82,7 @@ export class KafkaProducer implements Producer {
         'socket.nagle.disable': true,
         // Room for large records (the broker script allows 16 MB); a record over the limit fails its send, loudly.
         'message.max.bytes': defaultMessageMaxBytes,
+        ...silentConnectionBounds,
         ...rdkafka,
       });
     this.#client = this.#make();
