@@ -147,7 +147,7 @@ export function chaosChildren(
     const keep = (chunk: Buffer) => {
       const lines = chunk.toString().split('\n').filter(Boolean);
       for (const line of lines) if (line.startsWith('chaos-')) mark(entry, line);
-      entry.tail.push(...lines);
+      entry.tail.push(...lines.filter((line) => line !== 'chaos-progress'));
       entry.tail.splice(0, Math.max(0, entry.tail.length - 30));
     };
     child.stdout?.on('data', keep);
