@@ -17,6 +17,8 @@
 # Data and logs live in .kafka/ (override with KAFKA_HOME_DIR; the cluster in $KAFKA_HOME_DIR/cluster, override with
 # KAFKA_CLUSTER_DIR). Other knobs: KAFKA_PORT, KAFKA_CONTROLLER_PORT, KAFKA_HEAP (single node),
 # KAFKA_CLUSTER_PORT (first node's port), KAFKA_CLUSTER_HEAP, KAFKA_START_TIMEOUT (seconds), KAFKA_LIBS.
+# KAFKA_EXTRA_LISTENERS (single node): NAME:PORT:ADVERTISED_PORT,... more plaintext listeners, each advertising another
+# port (a proxy's, the chaos kit's fault proxy): a client bootstrapped through that port is told that port in metadata.
 # `start` returns once every node logged `Kafka Server started` (unfenced and serving), not when a port opens.
 set -euo pipefail
 
@@ -30,6 +32,7 @@ heap=${KAFKA_HEAP:--Xmx512m}
 cluster_port=${KAFKA_CLUSTER_PORT:-19092}
 cluster_heap=${KAFKA_CLUSTER_HEAP:--Xmx384m}
 timeout=${KAFKA_START_TIMEOUT:-90}
+extra_listeners=${KAFKA_EXTRA_LISTENERS:-}
 
 log() { echo "kafka.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -180,15 +183,24 @@ lock() {
 # ---- the single node ----------------------------------------------------------------------------------------------
 
 write_single_config() {
+  local listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport" advertised="PLAINTEXT://127.0.0.1:$port"
+  local protocols="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT" entry name lport aport
+  for entry in ${extra_listeners//,/ }; do
+    IFS=: read -r name lport aport <<<"$entry"
+    [ -n "$name" ] && [ -n "$lport" ] && [ -n "$aport" ] || die "KAFKA_EXTRA_LISTENERS: '$entry' is not NAME:PORT:ADVERTISED_PORT"
+    listeners+=",$name://127.0.0.1:$lport"
+    advertised+=",$name://127.0.0.1:$aport"
+    protocols+=",$name:PLAINTEXT"
+  done
   mkdir -p "$home"
   cat >"$home/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
 controller.listener.names=CONTROLLER
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listeners=$listeners
+advertised.listeners=$advertised
+listener.security.protocol.map=$protocols
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$home/data
 num.partitions=6

@@ -52,6 +52,8 @@ export interface Children {
   /** Exits that were not the kit's kills nor a finished writer: a child that crashed (restarted all the same). */
   readonly crashes: number;
   readonly killsAt: Record<string, number>;
+  /** The first time after `t` that `role` said it progressed (applied, published, wrote), if it has. */
+  progressAfter(role: Role, t: number): number | undefined;
   /** Every measured recovery (a kill whose successor applied or published something before it was itself killed). */
   readonly recoveries: Recovery[];
   /** Kills whose successor was killed (or the run ended) before it applied anything: no recovery measured. */
@@ -65,6 +67,8 @@ export function chaosChildren(
   options: {
     crashAt?: Partial<Record<Role, string>>;
     env?: Record<string, string>;
+    /** Environment of one role only, over `env` (its own DATABASE_URL and KAFKA_BROKERS through its fault proxies). */
+    roleEnv?: Partial<Record<Role, Record<string, string>>>;
     /** How each role is started (default through tsx; the run bundles them first: see bundle.ts). */
     entries?: ChildEntries;
     log: (line: string) => void;
@@ -75,6 +79,8 @@ export function chaosChildren(
   const killsAt: Record<string, number> = {};
   const firstStart = new Set<Role>();
   const recoveries: Recovery[] = [];
+  /** When each role said it progressed (applied, published, wrote), most recent last. */
+  const progress = new Map<Role, number[]>();
   let unmeasured = 0;
   let kills = 0;
   let crashes = 0;
@@ -86,7 +92,14 @@ export function chaosChildren(
     else if (line === 'chaos-ready') {
       entry.ready = true;
       entry.at.ready ??= now;
-    } else if (line === 'chaos-applied' && entry.at.applied === undefined) {
+    }
+    if (line === 'chaos-applied' || line === 'chaos-progress') {
+      const seen = progress.get(entry.role) ?? [];
+      seen.push(now);
+      seen.splice(0, Math.max(0, seen.length - 5000));
+      progress.set(entry.role, seen);
+    }
+    if (line === 'chaos-applied' && entry.at.applied === undefined) {
       entry.at.applied = now;
       if (entry.recovering === undefined) return;
       const { spawned, loaded = spawned, ready = loaded } = entry.at;
@@ -113,6 +126,7 @@ export function chaosChildren(
       env: {
         ...process.env,
         ...options.env,
+        ...options.roleEnv?.[role],
         ...configToEnv(config),
         CHAOS_ARM_POINTS: armPoints[role],
         ...(crashAt ? { CHAOS_CRASH_AT: crashAt } : {}),
@@ -133,7 +147,7 @@ export function chaosChildren(
     const keep = (chunk: Buffer) => {
       const lines = chunk.toString().split('\n').filter(Boolean);
       for (const line of lines) if (line.startsWith('chaos-')) mark(entry, line);
-      entry.tail.push(...lines);
+      entry.tail.push(...lines.filter((line) => line !== 'chaos-progress'));
       entry.tail.splice(0, Math.max(0, entry.tail.length - 30));
     };
     child.stdout?.on('data', keep);
@@ -225,5 +239,6 @@ export function chaosChildren(
       );
     },
     killsAt,
+    progressAfter: (role, t) => progress.get(role)?.find((at) => at > t),
   };
 }

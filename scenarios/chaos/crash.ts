@@ -25,18 +25,26 @@ export function crashSwitch(): (point: string) => void {
  * `ready` (it is up and its crash switch listens: only then may it be armed with SIGUSR2), `applied` (its first event
  * applied or published: the parent measures a kill's recovery up to it).
  */
-export function announce(milestone: 'loaded' | 'ready' | 'applied'): void {
+export function announce(milestone: 'loaded' | 'ready' | 'applied' | 'progress'): void {
   writeSync(1, `chaos-${milestone}\n`);
 }
 
 export const announceReady = (): void => announce('ready');
 
-/** `applied`, said once: the first event this process applied or published. */
+/**
+ * `applied`, said once: the first event this process applied or published; then `progress`, at most every 100 ms
+ * (after a network fault the parent measures the time to the role's next progress).
+ */
 export function firstApplied(): () => void {
   let said = false;
+  let last = 0;
   return () => {
-    if (said) return;
-    said = true;
-    announce('applied');
+    if (!said) {
+      said = true;
+      announce('applied');
+    }
+    if (Date.now() - last < 100) return;
+    last = Date.now();
+    announce('progress');
   };
 }

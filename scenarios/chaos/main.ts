@@ -1,6 +1,7 @@
 // npm run chaos -- --events N --kills K [--concurrent PARTITIONS] [--restart-broker B] [--restart-postgres P] [--timeout S]
 //   [--nodes 3 [--kill-broker-for-good NODE] | --private-broker] [--kill-roles relay,consumer] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
 //   [--private-postgres] [--keep] [--big-every N (every Nth event carries 1-5 MB)] [--keys K (orders share K keys; order audited)]
+//   [--net-faults [--net-fault-count N]]
 // Runs the order writer, the relay and the notification consumer as child processes on real Kafka + PostgreSQL,
 // SIGKILLs relay and consumer K times (half of them at named hops), SIGKILLs the broker and starts it again B times,
 // restarts PostgreSQL P times (the project's private cluster, scripts/postgres.sh), and audits: every order exactly one
@@ -10,6 +11,7 @@
 import { parseArgs } from 'node:util';
 import { privateBroker } from './brokers.ts';
 import { ending } from './ending.ts';
+import { netFaultLines } from './net-faults.ts';
 import { runChaos } from './run.ts';
 
 const { values } = parseArgs({
@@ -30,6 +32,8 @@ const { values } = parseArgs({
     'kill-roles': { type: 'string' },
     timeout: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    'net-faults': { type: 'boolean', default: false },
+    'net-fault-count': { type: 'string' },
   },
 });
 
@@ -63,12 +67,19 @@ const result = await runChaos({
   ...(values.rate ? { rate: Number(values.rate) } : {}),
   ...(values.timeout ? { timeoutMs: Number(values.timeout) * 1000 } : {}),
   keep: values.keep,
+  ...(values['net-faults']
+    ? { netFaults: Number(values['net-fault-count'] ?? Math.max(6, Math.ceil(Number(values.kills) / 2))) }
+    : {}),
   signal: stop.signal,
   log: (line) => console.log(line),
 });
 console.log(
   `chaos: mode=${mode}${result.config.concurrent ? ` concurrent=key,partitions=${result.config.concurrent}` : ''} orders=${result.orders} emails=${result.emails} kills_at=${JSON.stringify(result.killsAt)} restarts=${JSON.stringify(result.restarts)}${result.brokerKilledForGood ? ` broker_killed_for_good=${result.brokerKilledForGood}` : ''} crashes=${result.crashes} kills_late=${result.killsLate} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
 );
+const byKind: Record<string, number> = {};
+for (const fault of result.netFaults) byKind[fault.kind] = (byKind[fault.kind] ?? 0) + 1;
+if (result.netFaults.length > 0) console.log(`chaos: net_faults=${JSON.stringify(byKind)}`);
+for (const line of netFaultLines(result.netFaults)) console.log(line);
 const end = ending(result);
 for (const line of end.lines) console.log(line);
 if (result.outOfOrder !== null) {

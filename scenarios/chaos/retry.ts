@@ -8,7 +8,26 @@ import { sleep } from '../../src/observability/sleep.ts';
  */
 export function isOutage(error: unknown): boolean {
   return (
-    isConnectionLost(error) || isTransientDbError(error) || /is not queryable/.test(String((error as Error)?.message))
+    isConnectionLost(error) ||
+    isTransientDbError(error) ||
+    silentConnection(error) ||
+    /is not queryable/.test(String((error as Error)?.message))
+  );
+}
+
+/**
+ * A connection gone silent (`--net-faults`), as pg reports it: its watchdog ("Query read timeout", no code), a connect
+ * with no answer, or the server's end of a session that sat silent in its transaction (25P03) or of a statement stuck
+ * behind a silent session's locks (57014). The writer crashed on the watchdog's error in the first 100,000-event run.
+ */
+function silentConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return (
+    code === '25P03' ||
+    code === '57014' ||
+    /Query read timeout|timeout exceeded when trying to connect|Connection terminated/.test(
+      String((error as Error)?.message),
+    )
   );
 }
 

@@ -12,6 +12,7 @@ import { chaosChildren, type Recovery, type Role } from './children.ts';
 import type { ChaosConfig } from './config.ts';
 import { defaultTimeoutMs } from './ending.ts';
 import { locateMissing } from './locate.ts';
+import { type ChaosNetwork, chaosNetwork, type NetFault } from './net-faults.ts';
 import { type PrivatePostgres, startPrivatePostgres } from './private-postgres.ts';
 import { progressCounter } from './progress.ts';
 import { untilUp } from './retry.ts';
@@ -66,6 +67,11 @@ export interface ChaosOptions {
   afterWriter?: (db: Db, config: ChaosConfig) => Promise<void>;
   /** Stops the run as the deadline would (the audit and the ending are still given): `npm run chaos` on SIGINT/SIGTERM. */
   signal?: AbortSignal;
+  /**
+   * Network faults (`--net-faults`): every role's connections through fault proxies, a private broker (see
+   * net-faults.ts), and this many faults spread over the run, between the kills.
+   */
+  netFaults?: number;
   /** Keep the schema and topic afterwards (default: drop them). */
   keep?: boolean;
   log?: (line: string) => void;
@@ -102,6 +108,8 @@ export interface ChaosResult {
   unmeasuredRecoveries: number;
   /** Kills done after the events were all delivered (they were owed: the events flowed faster than the kills). */
   killsLate: number;
+  /** Network faults injected, each with the seconds to its role's next progress once healed. */
+  netFaults: NetFault[];
   /** Child exits the kit did not cause (each child is restarted all the same). */
   crashes: number;
   /** The run stopped before everything was delivered (at the deadline or after no progress). */
@@ -113,8 +121,9 @@ export interface ChaosResult {
  * Orders per second by default: the events spread over 10 s, or over 1.5 s per kill when there are many kills (each
  * kill should land while events still flow, not after they all arrived), and at least 500.
  */
-export function defaultRate(events: number, kills: number): number {
-  return Math.max(500, Math.ceil(events / Math.max(10, 1.5 * kills)));
+export function defaultRate(events: number, kills: number, netFaults = 0): number {
+  // A network fault and its recovery take several seconds (one at a time): 6 s of writing per fault.
+  return Math.max(netFaults > 0 ? 50 : 500, Math.ceil(events / Math.max(10, 1.5 * kills, 6 * netFaults)));
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
@@ -125,23 +134,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     topic: `chaos-orders-${id}`,
     group: `chaos-notifications-${id}`,
     events: options.events,
-    rate: options.rate ?? defaultRate(options.events, options.kills),
+    rate: options.rate ?? defaultRate(options.events, options.kills, options.netFaults),
     mode: options.mode ?? 'effectively',
     concurrent: options.concurrent ?? 0,
     bigEvery: options.bigEvery ?? 0,
     keys: options.keys ?? 0,
   };
   const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
-  const brokerSetup = options.brokers ?? { nodes: 1 };
-  if (options.killBrokerForGood !== undefined && brokerSetup.nodes < 2) {
-    throw new Error('killBrokerForGood needs a cluster (brokers.nodes >= 2): one broker is all there is');
-  }
-  const { brokers, startedHere: brokersStartedHere } = await readyBrokers(brokerSetup, log);
+  const netFaultsWanted = options.netFaults ?? 0;
   // PostgreSQL is restarted only on the project's private cluster, never on the machine's shared server.
   const privatePg: PrivatePostgres | undefined =
     restartsWanted.postgres > 0 || options.privatePostgres
       ? await startPrivatePostgres(options.postgresHome)
       : undefined;
+  const network: ChaosNetwork | undefined = netFaultsWanted > 0 ? await chaosNetwork(privatePg?.url) : undefined;
+  const brokerSetup = network?.brokers ?? options.brokers ?? { nodes: 1 };
+  if (options.killBrokerForGood !== undefined && brokerSetup.nodes < 2) {
+    throw new Error('killBrokerForGood needs a cluster (brokers.nodes >= 2): one broker is all there is');
+  }
+  const { brokers, startedHere: brokersStartedHere } = await readyBrokers(brokerSetup, log);
   const db = pgDb({ max: 2, ...(privatePg ? { connectionString: privatePg.url } : {}) });
   const transport = kafkaTransport({ brokers });
   const admin = transport.admin();
@@ -151,6 +162,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     ...(options.crashAt ? { crashAt: options.crashAt } : {}),
     entries,
     env: { KAFKA_BROKERS: brokers.join(','), ...(privatePg ? { DATABASE_URL: privatePg.url } : {}) },
+    ...(network ? { roleEnv: network.roleEnv } : {}),
     log,
   });
   const restarts = { broker: 0, postgres: 0 };
@@ -175,8 +187,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     for (const role of roles) if (!held.has(role)) children.spawn(role);
 
     const deadline = Date.now() + (options.timeoutMs ?? defaultTimeoutMs({ ...options, ...restartsWanted }));
-    const idleMs = options.idleMs ?? (restartsWanted.broker + restartsWanted.postgres > 0 ? 30_000 : 15_000);
+    // A silent connection costs its client's timeout (10-12 s in the kit) before it moves again: more patience then.
+    const idleMs =
+      options.idleMs ?? (restartsWanted.broker + restartsWanted.postgres + netFaultsWanted > 0 ? 30_000 : 15_000);
     let killsDone = 0;
+    let netDone = 0;
     let killsLate = 0;
     let lastEmails = -1;
     let lastExact = 0;
@@ -229,6 +244,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           if (late) killsLate += 1;
         }
       }
+      // Network faults land between the kills, at (i+¼)/(N+1), one role's connection each (net-faults.ts).
+      if (network && due(netDone, netFaultsWanted, 0.25) && (network.quiet() || owedAtTheEnd)) {
+        const fault = network.inject(netDone);
+        netDone += 1;
+        log(`chaos: net fault ${fault.kind} on ${fault.role}:${fault.link}`);
+      }
+      network?.settle(children.progressAfter);
       // Restarts land between the kills: the broker's at (j+½)/(B+1) of the delivered events, PostgreSQL's at (j+¾)/(P+1).
       // A restart that failed is reported and not counted in `restarts`, but not tried again.
       if (due(attempted.broker, restartsWanted.broker, 0.5)) {
@@ -277,6 +299,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       }
       const faultsDone =
         killsDone >= options.kills &&
+        netDone >= netFaultsWanted &&
         forGoodAttempted >= (options.killBrokerForGood === undefined ? 0 : 1) &&
         attempted.broker >= restartsWanted.broker &&
         attempted.postgres >= restartsWanted.postgres;
@@ -326,6 +349,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       recoveriesInOutages: children.recoveries.filter(duringOutage),
       unmeasuredRecoveries: children.unmeasured,
       killsLate,
+      netFaults: network?.faults ?? [],
       crashes: children.crashes,
       stoppedEarly,
       config,
@@ -339,6 +363,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
     await admin.close();
     await db.close();
+    await network?.close();
     // A private cluster this run started is stopped: the next run (or another checkout's) finds its port free.
     if (privatePg?.startedHere) await privatePg.stop().catch((error: Error) => log(`chaos: ${error.message}`));
     // Brokers this run started are stopped too (three JVMs idling on a shared machine cost its other users).

@@ -7,12 +7,13 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { lastOrderNo, newOrders, saveOrders } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
-import { announceReady, crashSwitch } from './crash.ts';
+import { announceReady, crashSwitch, firstApplied } from './crash.ts';
 import { chaosDb } from './db.ts';
 import { isOutage, untilUp } from './retry.ts';
 
 const config = configFromEnv();
 const crash = crashSwitch();
+const progressed = firstApplied();
 const db = chaosDb();
 const outbox = createOutbox({ schema: config.schema });
 const producer = config.mode === 'no-outbox' ? kafkaTransport().producer({ clientId: 'chaos-writer' }) : undefined;
@@ -63,6 +64,7 @@ while (next <= config.events) {
     continue;
   }
   crash('writer:after-save');
+  progressed();
   if (producer) await producer.send(orders.map((order) => encodeEvent(order.event)));
   written += orders.length;
   next += chunk;

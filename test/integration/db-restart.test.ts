@@ -3,6 +3,7 @@
 // record was not at fault. The naive twin (apply, log the error and move on) loses the records of the outage.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { faultProxy } from '../../scenarios/chaos/fault-proxy.ts';
 import { createConsumer } from '../../src/consumer/consumer.ts';
 import { defaultDatabaseUrl, pgDb } from '../../src/db/pg.ts';
 import type { Db } from '../../src/db/port.ts';
@@ -12,14 +13,13 @@ import { silentLogger } from '../../src/observability/logger.ts';
 import { positionAfter } from '../../src/transport/position.ts';
 import { eventually, freshSchema, freshTopic, randomName } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
-import { tcpProxy } from '../support/tcp-proxy.ts';
 
 async function setup(t: import('node:test').TestContext) {
   const { db: direct, schema } = await freshSchema(t);
   await direct.query(`CREATE TABLE ${schema}.applied (event_id uuid NOT NULL, n int NOT NULL)`);
   const { transport, topic } = await freshTopic(t, 2);
   const url = new URL(defaultDatabaseUrl());
-  const proxy = await tcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+  const proxy = await faultProxy({ host: url.hostname, port: Number(url.port || 5432) });
   url.hostname = '127.0.0.1';
   url.port = String(proxy.port);
   const db: Db = pgDb({ connectionString: url.toString(), max: 2 });

@@ -5,6 +5,7 @@
 // was before): the second relay publishes nothing in the same window.
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
+import { faultProxy } from '../../scenarios/chaos/fault-proxy.ts';
 import { defaultDatabaseUrl, type PgDbOptions, pgDb, pgPoolConfig } from '../../src/db/pg.ts';
 import type { Db } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
@@ -14,7 +15,6 @@ import { createRelay } from '../../src/outbox/relay.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
-import { tcpProxy } from '../support/tcp-proxy.ts';
 
 const rows = 20;
 const windowMs = 5_000;
@@ -46,7 +46,7 @@ interface Frozen {
 async function frozenRelay(t: TestContext, timeouts: PgDbOptions, check: (frozen: Frozen) => Promise<void>) {
   const { db: direct, schema } = await freshSchema(t);
   const url = new URL(defaultDatabaseUrl());
-  const proxy = await tcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+  const proxy = await faultProxy({ host: url.hostname, port: Number(url.port || 5432) });
   url.hostname = '127.0.0.1';
   url.port = String(proxy.port);
   const db = pgDb({ connectionString: url.toString(), max: 2, connectionTimeoutMs: 1000, ...timeouts });

@@ -2,6 +2,7 @@
 // reject unhandled and take the application down), and a producer that failed fatally (replaced through the factory).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { faultProxy } from '../../scenarios/chaos/fault-proxy.ts';
 import { defaultDatabaseUrl, pgDb } from '../../src/db/pg.ts';
 import type { Db, Queryable } from '../../src/db/port.ts';
 import { decodeEvent } from '../../src/envelope/cloudevents.ts';
@@ -16,7 +17,6 @@ import { eventually, freshSchema, freshTopic } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
-import { tcpProxy } from '../support/tcp-proxy.ts';
 
 const noop = () => undefined;
 
@@ -38,7 +38,7 @@ test('the database drops while a chunk is sent: the prefetched read rejects hand
     ),
   );
   const url = new URL(defaultDatabaseUrl());
-  const proxy = await tcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+  const proxy = await faultProxy({ host: url.hostname, port: Number(url.port || 5432) });
   url.hostname = '127.0.0.1';
   url.port = String(proxy.port);
   const proxied = pgDb({ connectionString: url.toString(), max: 2 });

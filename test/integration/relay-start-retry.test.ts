@@ -3,6 +3,7 @@
 // through a TCP proxy that refuses connections while down, real broker.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { faultProxy } from '../../scenarios/chaos/fault-proxy.ts';
 import { defaultDatabaseUrl, pgDb } from '../../src/db/pg.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
@@ -10,7 +11,6 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
 import { eventually, freshSchema, freshTopic } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
-import { tcpProxy } from '../support/tcp-proxy.ts';
 
 test('relay.start() fails while the database is down, and succeeds when called again once it is back', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
@@ -20,7 +20,7 @@ test('relay.start() fails while the database is down, and succeeds when called a
     createOutbox({ schema }).enqueue(tx, [createEvent({ topic, type: 'x', source: '/t', key: 'k', data: {} })]),
   );
   const url = new URL(defaultDatabaseUrl());
-  const proxy = await tcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+  const proxy = await faultProxy({ host: url.hostname, port: Number(url.port || 5432) });
   url.hostname = '127.0.0.1';
   url.port = String(proxy.port);
   const db = pgDb({ connectionString: url.toString(), max: 2 });

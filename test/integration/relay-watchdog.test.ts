@@ -3,19 +3,19 @@
 // that forwards nothing once silenced.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { faultProxy } from '../../scenarios/chaos/fault-proxy.ts';
 import { defaultDatabaseUrl, pgDb } from '../../src/db/pg.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { freshSchema } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
-import { tcpProxy } from '../support/tcp-proxy.ts';
 
 /** A relay whose database goes silent in its pass: what it logs as a warning within 5 s. */
 async function relayWarnings(t: import('node:test').TestContext, passWarnMs: number) {
   const { schema } = await freshSchema(t);
   const url = new URL(defaultDatabaseUrl());
-  const proxy = await tcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+  const proxy = await faultProxy({ host: url.hostname, port: Number(url.port || 5432) });
   url.hostname = '127.0.0.1';
   url.port = String(proxy.port);
   const db = pgDb({

@@ -13,6 +13,7 @@ import { CODES, type Kafka } from './client.ts';
 import { DEFAULT_CLOSE_TIMEOUT_MS, disconnectWithin, UnansweredCommits } from './close.ts';
 import { recordsOf } from './headers.ts';
 import { OffsetCommitter } from './offset-committer.ts';
+import { silentConnectionBounds } from './producer.ts';
 
 type ClientConsumer = ReturnType<Kafka['consumer']>;
 type RebalanceFns = { assign: (a: unknown[]) => void; unassign: (a: unknown[]) => void };
@@ -121,6 +122,7 @@ export class KafkaConsumer implements Consumer {
             'session.timeout.ms': options.sessionTimeoutMs,
             'heartbeat.interval.ms': Math.max(500, Math.floor(options.sessionTimeoutMs / 6)),
           }),
+      ...silentConnectionBounds,
       rebalance_cb: (error: { code: number }, assignment: TopicPartition[], fns: RebalanceFns) =>
         this.#onRebalance(error, assignment, fns),
       ...rdkafka,

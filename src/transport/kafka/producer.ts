@@ -43,6 +43,18 @@ function groupByTopic(records: readonly OutgoingRecord[]) {
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
+/**
+ * A connection gone silent (no reset: a half-open socket behind a NAT, a lost acknowledgement) is noticed by the
+ * request's own timeout: 10 s instead of librdkafka's 60 s (then the connection is closed and the request sent again
+ * on a new one; idempotent, so never twice), and a connect that hangs gives up after 10 s instead of 30 s. TCP
+ * keepalive on, for idle connections.
+ */
+export const silentConnectionBounds = {
+  'socket.timeout.ms': 10_000,
+  'socket.connection.setup.timeout.ms': 10_000,
+  'socket.keepalive.enable': true,
+} as const;
+
 /** Idempotent producer: acks=all and enable.idempotence, so a retried send never duplicates or reorders on the broker. */
 export class KafkaProducer implements Producer {
   readonly #make: () => ClientProducer;
@@ -74,6 +86,7 @@ export class KafkaProducer implements Producer {
         // default: a topic deleted and created again with another count meanwhile put one key on two partitions for
         // that long (issue 38). 5 s bounds it (one small metadata request per producer every 5 s, as the consumers).
         'topic.metadata.refresh.interval.ms': 5000,
+        ...silentConnectionBounds,
         ...rdkafka,
       });
     this.#client = this.#make();
