@@ -2,14 +2,16 @@
 // decoding and the real broker: rows written before the slot existed and after, in commit order per key; crashes
 // around the slot's confirmation, each with a naive twin that the same fault breaks.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { spawn } from 'node:child_process';
+import { after, before, type TestContext, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import type { Db } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
-import type { Transport } from '../../src/transport/port.ts';
-import { eventually, freshTopic } from '../support/fixtures.ts';
+import type { IncomingRecord, Transport } from '../../src/transport/port.ts';
+import { eventually, freshTopic, randomName } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
@@ -22,13 +24,13 @@ after(async () => {
   await cluster?.close();
 });
 
-async function enqueue(db: Db, schema: string, topic: string, from: number, count: number, keys = 4) {
+async function enqueue(db: Db, schema: string, topic: string, from: number, count: number, keys = 4, key?: string) {
   const outbox = createOutbox({ schema });
   await db.transaction((tx) =>
     outbox.enqueue(
       tx,
       Array.from({ length: count }, (_, i) =>
-        createEvent({ topic, type: 't', source: '/wal', key: `k${(from + i) % keys}`, data: { n: from + i } }),
+        createEvent({ topic, type: 't', source: '/wal', key: key ?? `k${(from + i) % keys}`, data: { n: from + i } }),
       ),
     ),
   );
@@ -76,4 +78,113 @@ test('rows written before the slot existed and after it: all published, each key
     );
   }
   await eventually(async () => relay.stats().wal?.confirmedLsn !== null, 10_000, 'a confirmed position');
+});
+
+const child = fileURLToPath(new URL('./wal-relay.child.ts', import.meta.url));
+
+/** Runs the relay child until it exits (it kills itself at its crash point); returns what it said. */
+function runChild(env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const process_ = spawn(process.execPath, ['--import', 'tsx', child], {
+      env: { ...process.env, WAL_URL: cluster!.url, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let said = '';
+    process_.stdout.on('data', (chunk: Buffer) => {
+      said += chunk.toString();
+    });
+    const timer = setTimeout(() => process_.kill('SIGKILL'), 30_000);
+    process_.on('error', reject);
+    process_.on('exit', () => {
+      clearTimeout(timer);
+      resolve(said);
+    });
+  });
+}
+
+/** Reads the topic from its start until a record with key `marker` arrived (the relay went past everything before). */
+async function readUntilMarker(transport: Transport, topic: string): Promise<IncomingRecord[]> {
+  const records: IncomingRecord[] = [];
+  const consumer = transport.consumer({
+    group: randomName('raw'),
+    topics: [topic],
+    maxBatchSize: 500,
+    fromBeginning: true,
+  });
+  await consumer.run(async (batch, control) => {
+    records.push(...batch.records);
+    control.resolve(batch.records.at(-1)!.offset);
+  });
+  try {
+    await eventually(async () => records.some((r) => String(r.key) === 'marker'), 30_000, `the marker on ${topic}`);
+    // The marker may come before other partitions' earlier records: read each partition to its end.
+    const admin = transport.admin();
+    const ends = await admin.endOffsets(topic).finally(() => admin.close());
+    const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
+    await eventually(async () => records.length >= total, 30_000, `${total} records on ${topic}`);
+  } finally {
+    await consumer.close();
+  }
+  return records.filter((r) => String(r.key) !== 'marker');
+}
+
+async function slotReady(db: Db, schema: string): Promise<void> {
+  await eventually(
+    async () => (await db.query(`SELECT 1 FROM ${schema}.settings WHERE name LIKE 'wal.slot.%'`)).rows.length > 0,
+    20_000,
+    'the slot made',
+  );
+}
+
+/**
+ * The slot exists first (so the events come through the stream, not the table's catch-up); then `txs` transactions
+ * of `perTx` events are written, and a relay process killed after its first acknowledged batch; a new relay finishes.
+ */
+async function killAfterFirstPublish(t: TestContext, naive: boolean, txs: number, perTx: number, batch: number) {
+  const { db, schema } = await cluster!.schema();
+  const { transport, topic } = await freshTopic(t, 3);
+  const first = walRelay(db, schema, transport);
+  await first.start();
+  await slotReady(db, schema);
+  await first.close();
+  for (let i = 0; i < txs; i++) await enqueue(db, schema, topic, i * perTx, perTx);
+  const said = await runChild({
+    WAL_SCHEMA: schema,
+    WAL_CRASH_AT: '1',
+    WAL_BATCH: String(batch),
+    WAL_NAIVE: naive ? '1' : '0',
+  });
+  assert.match(said, /crash/, 'the relay process was killed at its crash point');
+  const relay = walRelay(db, schema, transport);
+  t.after(() => relay.close());
+  await relay.start();
+  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  const records = await readUntilMarker(transport, topic);
+  return { distinct: new Set(numbers(records)).size, records: records.length, db, schema };
+}
+
+test('a relay killed after the broker acknowledged a batch, before the slot was told: the rest streams again', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const run = await killAfterFirstPublish(t, false, 10, 200, 200);
+  assert.equal(run.distinct, 2000, 'every event published');
+  assert.ok(run.records >= 2000);
+  await eventually(async () => (await outboxRows(run.db, run.schema)) === 0, 10_000, 'the outbox emptied');
+});
+
+test('naive twin (confirms each transaction on receipt) under the same kill loses what it had received', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const run = await killAfterFirstPublish(t, true, 10, 200, 200);
+  assert.ok(run.distinct < 2000, `events lost: only ${run.distinct} of 2000 published`);
+});
+
+test('a relay killed in the middle of one transaction of 3,000 events: the whole transaction streams again', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const run = await killAfterFirstPublish(t, false, 1, 3000, 500);
+  assert.equal(run.distinct, 3000, 'every event of the transaction published');
+});
+
+test('naive twin (confirms on receipt) killed in the middle of that transaction loses its rest', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const run = await killAfterFirstPublish(t, true, 1, 3000, 500);
+  assert.ok(run.distinct <= 500, `the rest of the transaction lost: ${run.distinct} of 3000 published`);
 });
