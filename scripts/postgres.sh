@@ -113,7 +113,7 @@ start() {
 # Fast shutdown: sessions are cut (57P01), the server checkpoints and exits; what was committed stays committed.
 stop() {
   if ! running; then log "not running"; return 0; fi
-  as_owner "$bin/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null
+  as_owner "$bin/pg_ctl" -D "$data" -m fast -w -t ${PG_STOP_TIMEOUT:-60} stop >/dev/null
   log "stopped"
 }
 

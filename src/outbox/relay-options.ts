@@ -92,6 +92,10 @@ export interface WalOptions {
   fallback?: 'poll';
   /** A slot that holds more WAL than this (bytes, default 1 GiB) is logged as a warning at start and while running. */
   slotWarnBytes?: number;
-  /** Testing only: confirm each transaction as soon as it is received (the naive reader's mistake). */
-  unsafeConfirmOnReceipt?: boolean;
+  /**
+   * Testing only, the naive reader's mistakes (naive twins): `confirm-on-receipt` confirms each transaction as soon as
+   * it is received; `resume-from-received` streams again, after a lost connection, from the last transaction received
+   * instead of the slot's confirmed position.
+   */
+  unsafe?: 'confirm-on-receipt' | 'resume-from-received';
 }

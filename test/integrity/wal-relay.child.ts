@@ -17,7 +17,7 @@ const relay = createRelay({
   db,
   schema: env.WAL_SCHEMA!,
   source: 'wal',
-  wal: { connectionString: url, unsafeConfirmOnReceipt: env.WAL_NAIVE === '1' },
+  wal: { connectionString: url, ...(env.WAL_NAIVE === '1' ? { unsafe: 'confirm-on-receipt' as const } : {}) },
   producerFactory: () => transport.producer(),
   batchSize: Number(env.WAL_BATCH ?? 1000),
   logger: silentLogger,

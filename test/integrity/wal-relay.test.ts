@@ -8,9 +8,11 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
+import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
-import type { IncomingRecord, Transport } from '../../src/transport/port.ts';
+import { dropWalSlot, walNames } from '../../src/outbox/wal/slot.ts';
+import type { IncomingRecord, OutgoingRecord, Producer, Transport } from '../../src/transport/port.ts';
 import { eventually, freshTopic, randomName } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
@@ -187,4 +189,144 @@ test('naive twin (confirms on receipt) killed in the middle of that transaction 
   if (!(await needs(t, 'kafka'))) return;
   const run = await killAfterFirstPublish(t, true, 1, 3000, 500);
   assert.ok(run.distinct <= 500, `the rest of the transaction lost: ${run.distinct} of 3000 published`);
+});
+
+/** The transport's producer, each send delayed: transactions pile up received and not yet published. */
+function slowProducer(transport: Transport, delayMs: number): Producer {
+  const real = transport.producer();
+  return {
+    connect: () => real.connect(),
+    close: () => real.close(),
+    async send(records: readonly OutgoingRecord[]) {
+      await sleep(delayMs);
+      await real.send(records);
+    },
+  };
+}
+
+async function restartMidStream(t: TestContext, naive: boolean) {
+  const { db, schema } = await cluster!.schema();
+  const { transport, topic } = await freshTopic(t, 3);
+  const relay = walRelay(db, schema, transport, {
+    producerFactory: () => slowProducer(transport, 150),
+    batchSize: 100,
+    wal: { connectionString: cluster!.url, ...(naive ? { unsafe: 'resume-from-received' as const } : {}) },
+  });
+  t.after(() => relay.close());
+  await relay.start();
+  await slotReady(db, schema);
+  for (let i = 0; i < 20; i++) await enqueue(db, schema, topic, i * 100, 100);
+  await eventually(async () => relay.stats().published >= 300, 20_000, '300 published');
+  await cluster!.sh('restart');
+  await eventually(async () => relay.stats().failingPasses === 0 && relay.stats().wal?.standby === false, 20_000);
+  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  const records = await readUntilMarker(transport, topic);
+  return { distinct: new Set(numbers(records)).size, db, schema };
+}
+
+test('PostgreSQL restarted while transactions wait to be published: the relay streams them again', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const run = await restartMidStream(t, false);
+  assert.equal(run.distinct, 2000, 'every event published');
+  await eventually(async () => (await outboxRows(run.db, run.schema)) === 0, 10_000, 'the outbox emptied');
+});
+
+test('naive twin (streams again from the last transaction received) under the same restart loses what it held', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const run = await restartMidStream(t, true);
+  assert.ok(run.distinct < 2000, `events lost: only ${run.distinct} of 2000 published`);
+});
+
+test('two relays started at once on one slot: one streams, the other stands by and takes over; each event once', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const { db, schema } = await cluster!.schema();
+  const { transport, topic } = await freshTopic(t, 3);
+  await enqueue(db, schema, topic, 0, 500);
+  const relays = [walRelay(db, schema, transport), walRelay(db, schema, transport)];
+  t.after(() => Promise.all(relays.map((relay) => relay.close())));
+  await Promise.all(relays.map((relay) => relay.start()));
+  await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'the first 500 published');
+  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  assert.equal((await readUntilMarker(transport, topic)).length, 500, 'the rows of the table published once');
+  await eventually(async () => relays.some((relay) => relay.stats().wal?.standby), 10_000, 'one standing by');
+  const [active, standby] = relays[0]!.stats().wal?.standby ? [relays[1]!, relays[0]!] : [relays[0]!, relays[1]!];
+  await active.close();
+  await eventually(async () => standby.stats().wal?.standby === false, 10_000, 'the other taking over');
+  await enqueue(db, schema, topic, 500, 500);
+  await enqueue(db, schema, topic, -2, 1, 1, 'marker');
+  await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'the next 500 published');
+  const records = await readUntilMarker(transport, topic);
+  assert.equal(new Set(numbers(records)).size, 1000, 'every event published');
+  assert.equal(records.length, 1000, 'each once');
+});
+
+test('naive twin (two relays, a slot each: what runs without the one-slot rule) publishes every event twice', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const { db, schema } = await cluster!.schema();
+  const { transport, topic } = await freshTopic(t, 3);
+  const own = (slot: string) => walRelay(db, schema, transport, { wal: { connectionString: cluster!.url, slot } });
+  const one = own(`${schema}_a`);
+  const two = own(`${schema}_b`);
+  t.after(async () => {
+    await Promise.all([one.close(), two.close()]);
+    for (const slot of ['a', 'b']) await dropWalSlot(db, { schema, slot: `${schema}_${slot}` });
+  });
+  await Promise.all([one.start(), two.start()]);
+  await eventually(
+    async () => (await db.query(`SELECT 1 FROM ${schema}.settings WHERE name LIKE 'wal.slot.%'`)).rows.length === 2,
+    20_000,
+  );
+  await enqueue(db, schema, topic, 0, 500);
+  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  await eventually(async () => one.stats().published + two.stats().published >= 1002, 20_000, 'both published');
+  const records = await readUntilMarker(transport, topic);
+  assert.equal(new Set(numbers(records)).size, 500);
+  assert.equal(records.length, 1000, 'every event twice');
+});
+
+test('a slot PostgreSQL invalidated: a coded error, loud, and after the slot is dropped every row is published', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const { db, schema } = await cluster!.schema();
+  const { transport, topic } = await freshTopic(t, 3);
+  const { slot, publication } = walNames(schema);
+  const errors: Record<string, unknown>[] = [];
+  const logger = { ...silentLogger, error: (_: string, fields?: Record<string, unknown>) => errors.push(fields ?? {}) };
+  const first = walRelay(db, schema, transport);
+  await first.start();
+  await slotReady(db, schema);
+  await first.close();
+  await enqueue(db, schema, topic, 0, 500);
+  // WAL written past max_slot_wal_keep_size while the relay is away: the checkpoint invalidates the slot.
+  await db.query("ALTER SYSTEM SET max_slot_wal_keep_size = '32MB'");
+  await db.query('SELECT pg_reload_conf()');
+  t.after(async () => {
+    await db.query('ALTER SYSTEM RESET max_slot_wal_keep_size');
+    await db.query('SELECT pg_reload_conf()');
+  });
+  await db.query(
+    `CREATE TABLE ${schema}.junk AS SELECT repeat(md5(n::text), 60) AS x FROM generate_series(1, 40000) n`,
+  );
+  for (let i = 0; i < 3; i++) await db.query('SELECT pg_switch_wal()').then(() => db.query('CHECKPOINT'));
+  const state = await db.query<{ wal_status: string }>(
+    'SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1',
+    [slot],
+  );
+  assert.equal(state.rows[0]?.wal_status, 'lost', 'the slot was invalidated');
+  // The WAL alone no longer holds these events (what a reader of pg_logical_emit_message would have had).
+  await assert.rejects(
+    db.query(
+      "SELECT * FROM pg_logical_slot_peek_binary_changes($1, NULL, NULL, 'proto_version', '1', 'publication_names', $2)",
+      [slot, publication],
+    ),
+  );
+  const relay = walRelay(db, schema, transport, { logger });
+  t.after(() => relay.close());
+  await relay.start();
+  await eventually(async () => errors.some((e) => e.code === 'EFF_WAL_SLOT_INVALIDATED'), 10_000, 'the coded error');
+  assert.match(String(errors.find((e) => e.code === 'EFF_WAL_SLOT_INVALIDATED')?.error), /drop the slot/);
+  assert.equal(relay.stats().published, 0);
+  await dropWalSlot(db, { schema });
+  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  const records = await readUntilMarker(transport, topic);
+  assert.equal(new Set(numbers(records)).size, 500, 'every row still in the table published');
 });

@@ -2,7 +2,7 @@
 // the WAL relay needs, and the CopyBoth stream of START_REPLICATION read from the connection's CopyData messages.
 // node-postgres parses those messages but has no streaming helper; this file is that helper, and nothing more.
 import pg from 'pg';
-import { decodeStream, type Lsn, parseLsn, type StreamMessage, statusUpdate } from './pgoutput.ts';
+import { decodeStream, formatLsn, type Lsn, parseLsn, type StreamMessage, statusUpdate } from './pgoutput.ts';
 
 export interface CreatedSlot {
   consistentPoint: Lsn;
@@ -16,7 +16,7 @@ export interface ReplicationConnection {
    * Streams the slot's changes from its confirmed position; `onMessage` is called for each message in order. Resolves
    * when the server ends the stream, rejects with the server's error (slot in use, invalidated...).
    */
-  stream(slot: string, publication: string, onMessage: (message: StreamMessage) => void): Promise<void>;
+  stream(slot: string, publication: string, onMessage: (message: StreamMessage) => void, from?: Lsn): Promise<void>;
   /** Tells the server everything up to `lsn` is done with: the slot's confirmed position moves there. */
   confirm(lsn: Lsn): void;
   /** Stops reading the socket (the server then waits) or reads again: backpressure. */
@@ -45,7 +45,7 @@ export async function openReplication(
       const row = rows[0]!;
       return { consistentPoint: parseLsn(row.consistent_point), snapshot: row.snapshot_name };
     },
-    stream(slot, publication, onMessage) {
+    stream(slot, publication, onMessage, from = 0n) {
       const onCopyData = (message: { chunk: Buffer }) => {
         const decoded = decodeStream(message.chunk);
         if (decoded) onMessage(decoded);
@@ -53,7 +53,7 @@ export async function openReplication(
       connection.on('copyData', onCopyData);
       const options = `proto_version '1', publication_names ${pg.escapeLiteral(publication)}, binary 'true'`;
       return client
-        .query(`START_REPLICATION SLOT ${quote(slot)} LOGICAL 0/0 (${options})`)
+        .query(`START_REPLICATION SLOT ${quote(slot)} LOGICAL ${formatLsn(from)} (${options})`)
         .then(() => undefined)
         .finally(() => connection.off('copyData', onCopyData));
     },

@@ -72,6 +72,8 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
   let closing: Promise<void> | undefined;
   let wake: (() => void) | undefined;
   const poke = () => wake?.();
+  // The end of the last transaction received (used only by the naive twin `resume-from-received`).
+  let received: Lsn = 0n;
 
   const toRecord = (row: WalRow): OutgoingRecord => ({
     topic: row.topic,
@@ -204,14 +206,16 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
       }
       queue.receive(message.message);
       if (message.message.tag !== 'commit') return;
-      if (wal.unsafeConfirmOnReceipt) confirm(message.message.endLsn);
+      received = message.message.endLsn;
+      if (wal.unsafe === 'confirm-on-receipt') confirm(received);
       if (!paused && queue.size() > batchSize * 8) {
         paused = true;
         replication.pause();
       }
       poke();
     };
-    const streaming = replication.stream(slot, publication, onMessage).then(
+    const from = wal.unsafe === 'resume-from-received' ? received : 0n;
+    const streaming = replication.stream(slot, publication, onMessage, from).then(
       () => {
         ended = {};
         poke();
@@ -279,7 +283,14 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
         const state = await slotState(db, slot).catch(() => undefined);
         const error = state?.walStatus === 'lost' ? slotInvalidated(slot, schema, thrown) : thrown;
         watch.failed(error);
-        logger.error('wal relay stopped streaming; retrying', errorFields(error));
+        if (error !== thrown) {
+          logger.error('wal relay cannot stream: its replication slot was invalidated (drop it to recover)', {
+            slot,
+            ...errorFields(error),
+          });
+        } else {
+          logger.error('wal relay stopped streaming; retrying', errorFields(error));
+        }
         await sleep(errorBackoffMs, stop.signal);
       }
     }
