@@ -13,7 +13,7 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
 import { dropWalSlot, walNames } from '../../src/outbox/wal/slot.ts';
 import type { IncomingRecord, OutgoingRecord, Producer, Transport } from '../../src/transport/port.ts';
-import { eventually, freshTopic, randomName } from '../support/fixtures.ts';
+import { eventually, freshSchema, freshTopic, randomName } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
@@ -329,4 +329,41 @@ test('a slot PostgreSQL invalidated: a coded error, loud, and after the slot is 
   await enqueue(db, schema, topic, -1, 1, 1, 'marker');
   const records = await readUntilMarker(transport, topic);
   assert.equal(new Set(numbers(records)).size, 500, 'every row still in the table published');
+});
+
+test('a server without logical decoding: EFF_WAL_UNAVAILABLE saying what is missing; the poller only when asked', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  // The machine's shared server runs with wal_level = replica (and is never reconfigured).
+  const { db, schema } = await freshSchema(t);
+  const level = (await db.query<{ wal_level: string }>('SHOW wal_level')).rows[0]?.wal_level;
+  if (level === 'logical') return t.skip('the shared server has logical decoding');
+  const { transport, topic } = await freshTopic(t, 3);
+  const plain = createRelay({
+    db,
+    schema,
+    source: 'wal',
+    producerFactory: () => transport.producer(),
+    logger: silentLogger,
+  });
+  await assert.rejects(plain.start(), (error: { code?: string; message: string }) => {
+    assert.equal(error.code, 'EFF_WAL_UNAVAILABLE');
+    assert.match(error.message, new RegExp(`wal_level is ${level}, not logical`));
+    return true;
+  });
+  await plain.close();
+  const warnings: string[] = [];
+  const relay = createRelay({
+    db,
+    schema,
+    source: 'wal',
+    wal: { fallback: 'poll' },
+    producerFactory: () => transport.producer(),
+    logger: { ...silentLogger, warn: (message: string) => warnings.push(message) },
+  });
+  t.after(() => relay.close());
+  await relay.start();
+  assert.match(warnings.join('\n'), /running the poller \(fallback: poll\)/);
+  await enqueue(db, schema, topic, 0, 10);
+  await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'published by the poller');
+  assert.equal(relay.stats().published, 10);
 });
