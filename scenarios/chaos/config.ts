@@ -20,6 +20,8 @@ export interface ChaosConfig {
   concurrent: number;
   /** Every Nth order's event carries a padding of 1 to 5 MB (0: none): large records among the small ones. */
   bigEvery: number;
+  /** How the relay reads the outbox: `poll` (the table) or `wal` (the write-ahead log, on the private cluster). */
+  relay: 'poll' | 'wal';
 }
 
 export function configFromEnv(): ChaosConfig {
@@ -33,6 +35,7 @@ export function configFromEnv(): ChaosConfig {
     mode: (env.CHAOS_MODE ?? 'effectively') as ChaosConfig['mode'],
     concurrent: Number(env.CHAOS_CONCURRENT ?? 0),
     bigEvery: Number(env.CHAOS_BIG_EVERY ?? 0),
+    relay: env.CHAOS_RELAY === 'wal' ? 'wal' : 'poll',
   };
 }
 
@@ -46,5 +49,6 @@ export function configToEnv(config: ChaosConfig): Record<string, string> {
     CHAOS_MODE: config.mode,
     CHAOS_CONCURRENT: String(config.concurrent),
     CHAOS_BIG_EVERY: String(config.bigEvery),
+    CHAOS_RELAY: config.relay,
   };
 }

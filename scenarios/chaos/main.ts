@@ -1,6 +1,6 @@
 // npm run chaos -- --events N --kills K [--concurrent PARTITIONS] [--restart-broker B] [--restart-postgres P] [--timeout S]
 //   [--nodes 3 [--kill-broker-for-good NODE] | --private-broker] [--kill-roles relay,consumer] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
-//   [--private-postgres] [--keep] [--big-every N (every Nth event carries 1-5 MB)]
+//   [--private-postgres] [--keep] [--big-every N (every Nth event carries 1-5 MB)] [--relay poll|wal]
 // Runs the order writer, the relay and the notification consumer as child processes on real Kafka + PostgreSQL,
 // SIGKILLs relay and consumer K times (half of them at named hops), SIGKILLs the broker and starts it again B times,
 // restarts PostgreSQL P times (the project's private cluster, scripts/postgres.sh), and audits: every order exactly one
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     concurrent: { type: 'string', default: '0' },
     rate: { type: 'string' },
     'big-every': { type: 'string', default: '0' },
+    relay: { type: 'string', default: 'poll' },
     'restart-broker': { type: 'string', default: '0' },
     'restart-postgres': { type: 'string', default: '0' },
     'private-postgres': { type: 'boolean', default: false },
@@ -50,6 +51,7 @@ const result = await runChaos({
   mode,
   concurrent: Number(values.concurrent),
   bigEvery: Number(values['big-every']),
+  relay: values.relay === 'wal' ? 'wal' : 'poll',
   restartBroker: Number(values['restart-broker']),
   restartPostgres: Number(values['restart-postgres']),
   privatePostgres: values['private-postgres'],
@@ -65,7 +67,7 @@ const result = await runChaos({
   log: (line) => console.log(line),
 });
 console.log(
-  `chaos: mode=${mode}${result.config.concurrent ? ` concurrent=key,partitions=${result.config.concurrent}` : ''} orders=${result.orders} emails=${result.emails} kills_at=${JSON.stringify(result.killsAt)} restarts=${JSON.stringify(result.restarts)}${result.brokerKilledForGood ? ` broker_killed_for_good=${result.brokerKilledForGood}` : ''} crashes=${result.crashes} kills_late=${result.killsLate} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
+  `chaos: mode=${mode}${result.config.relay === 'wal' ? ' relay=wal' : ''}${result.config.concurrent ? ` concurrent=key,partitions=${result.config.concurrent}` : ''} orders=${result.orders} emails=${result.emails} kills_at=${JSON.stringify(result.killsAt)} restarts=${JSON.stringify(result.restarts)}${result.brokerKilledForGood ? ` broker_killed_for_good=${result.brokerKilledForGood}` : ''} crashes=${result.crashes} kills_late=${result.killsLate} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
 );
 const end = ending(result);
 for (const line of end.lines) console.log(line);

@@ -15,6 +15,7 @@ import { locateMissing } from './locate.ts';
 import { type PrivatePostgres, startPrivatePostgres } from './private-postgres.ts';
 import { progressCounter } from './progress.ts';
 import { untilUp } from './retry.ts';
+import { dropWal } from './wal.ts';
 
 export type { BrokerSetup } from './brokers.ts';
 export type { Recovery, Role } from './children.ts';
@@ -48,6 +49,8 @@ export interface ChaosOptions {
   rate?: number;
   /** Every Nth order's event padded with 1 to 5 MB (`--big-every N`; default 0: none). */
   bigEvery?: number;
+  /** The relay reads the outbox's table (`poll`, default) or its write-ahead log (`wal`: on the private cluster). */
+  relay?: 'poll' | 'wal';
   /** Roles the kills take in turn (default: the relay — the writer for `no-outbox` — and the consumer). */
   killRoles?: Role[];
   /** Crash points armed in each role's first incarnation (deterministic crash tests). */
@@ -125,6 +128,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     mode: options.mode ?? 'effectively',
     concurrent: options.concurrent ?? 0,
     bigEvery: options.bigEvery ?? 0,
+    relay: options.relay ?? 'poll',
   };
   const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
   const brokerSetup = options.brokers ?? { nodes: 1 };
@@ -134,7 +138,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const { brokers, startedHere: brokersStartedHere } = await readyBrokers(brokerSetup, log);
   // PostgreSQL is restarted only on the project's private cluster, never on the machine's shared server.
   const privatePg: PrivatePostgres | undefined =
-    restartsWanted.postgres > 0 || options.privatePostgres
+    restartsWanted.postgres > 0 || options.privatePostgres || config.relay === 'wal'
       ? await startPrivatePostgres(options.postgresHome)
       : undefined;
   const db = pgDb({ max: 2, ...(privatePg ? { connectionString: privatePg.url } : {}) });
@@ -327,6 +331,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     children.killAll();
     await entries.cleanup();
     if (!options.keep) {
+      if (config.relay === 'wal') await dropWal(db, config.schema, log);
       await db.query(`DROP SCHEMA IF EXISTS ${config.schema} CASCADE`).catch(() => undefined);
       await admin.deleteTopics([config.topic]).catch(() => undefined);
     }
