@@ -40,6 +40,7 @@ export async function catchUp(
           headers: row.headers,
           payload: row.payload === null ? null : Buffer.from(row.payload, 'base64'),
           size: Number(row.size),
+          xid: 0,
         })),
       );
       total += rows.length;

@@ -11,6 +11,8 @@ export interface WalRow {
   headers: Record<string, string>;
   payload: Buffer | null;
   size: number;
+  /** The inserting transaction's id (0: read from the table). */
+  xid: number;
 }
 
 type Item = { row: WalRow } | { commit: Lsn; commitTime: number };
@@ -28,11 +30,12 @@ export function walQueue(schema: string) {
   let head = 0;
   let rows = 0;
   let open: WalRow[] | undefined;
+  let xid = 0;
   let outbox: { relationId: number; columns: Map<string, number> } | undefined;
   /** Commit times of transactions received and not yet confirmed, oldest first: the lag in seconds. */
   const pendingCommits: number[] = [];
 
-  function toRow(values: ColumnValue[], columns: Map<string, number>): WalRow {
+  function toRow(values: ColumnValue[], columns: Map<string, number>, xid: number): WalRow {
     const at = (name: string) => values[columns.get(name) ?? -1] ?? null;
     const payload = at('payload');
     const headers = at('headers');
@@ -44,6 +47,7 @@ export function walQueue(schema: string) {
       headers: headers ? JSON.parse(headers.toString('utf8', 1)) : {},
       payload: payload ? Buffer.from(payload) : null,
       size: payload?.length ?? 0,
+      xid,
     };
   }
 
@@ -58,10 +62,11 @@ export function walQueue(schema: string) {
           return;
         case 'begin':
           open = [];
+          xid = message.xid;
           return;
         case 'insert':
           if (open && outbox && message.relationId === outbox.relationId)
-            open.push(toRow(message.values, outbox.columns));
+            open.push(toRow(message.values, outbox.columns, xid));
           return;
         case 'commit':
           if (open && open.length > 0) {

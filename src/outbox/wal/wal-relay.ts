@@ -51,7 +51,8 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
   const sql = loadSqlSet(
     import.meta.url,
     {
-      remove: '../relay-delete.sql',
+      remove: 'wal-delete.sql',
+      running: 'wal-running.sql',
       refuse: '../relay-refuse.sql',
       pending: '../relay-pending.sql',
       ready: 'wal-ready.sql',
@@ -104,7 +105,7 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
     );
     if (published.length > 0) {
       await options.faults?.('relay:after-publish');
-      await db.query(sql.remove, [published.map((row) => row.seq)]);
+      await forget(published);
     }
     watch.passed({ published: published.length, refused });
     if (published.length > 0) options.onPublished?.(published.length);
@@ -113,6 +114,29 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
         options.onRefused?.(row);
       } catch (error) {
         logger.warn('onRefused callback failed', { seq: row.seq, ...errorFields(error) });
+      }
+    }
+  }
+
+  /**
+   * Deletes published rows. A row not found is gone already (published and deleted before a crash), or its
+   * transaction is not yet visible to this session (see wal-running.sql): then it is tried again a moment later.
+   */
+  async function forget(rows: readonly WalRow[]): Promise<void> {
+    let left = rows;
+    for (let attempt = 0; left.length > 0; attempt++) {
+      if (attempt > 0) await sleep(Math.min(attempt, 20));
+      const deleted = await db.query<{ seq: string }>(sql.remove, [left.map((row) => row.seq)]);
+      if (deleted.rows.length === left.length) return;
+      const gone = new Set(deleted.rows.map((row) => String(row.seq)));
+      left = left.filter((row) => !gone.has(row.seq));
+      const xids = [...new Set(left.map((row) => row.xid).filter((xid) => xid !== 0))];
+      if (xids.length === 0) return;
+      const { rows: state } = await db.query<{ running: boolean }>(sql.running, [xids]);
+      if (!state[0]?.running) {
+        // Visible now: one more delete settles it (rows still not found were deleted before).
+        await db.query(sql.remove, [left.map((row) => row.seq)]);
+        return;
       }
     }
   }
