@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { checkWalSlot } from '../../src/cli/doctor/wal-slot.ts';
 import type { Db } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
@@ -80,6 +81,13 @@ test('rows written before the slot existed and after it: all published, each key
     );
   }
   await eventually(async () => relay.stats().wal?.confirmedLsn !== null, 10_000, 'a confirmed position');
+  assert.equal((await checkWalSlot(db, schema)).level, 'ok');
+  await relay.close();
+  // The doctor: a slot no relay streams from that holds WAL (over a threshold of 0 bytes here) is a warning.
+  const abandoned = await checkWalSlot(db, schema, 0);
+  assert.equal(abandoned.level, 'warn');
+  assert.match(abandoned.what, /no relay streaming and holds/);
+  assert.match(String(abandoned.fix), /max_slot_wal_keep_size/);
 });
 
 const child = fileURLToPath(new URL('./wal-relay.child.ts', import.meta.url));
@@ -312,6 +320,7 @@ test('a slot PostgreSQL invalidated: a coded error, loud, and after the slot is 
     [slot],
   );
   assert.equal(state.rows[0]?.wal_status, 'lost', 'the slot was invalidated');
+  assert.equal((await checkWalSlot(db, schema)).level, 'fail', 'the doctor says so');
   // The WAL alone no longer holds these events (what a reader of pg_logical_emit_message would have had).
   await assert.rejects(
     db.query(
