@@ -85,6 +85,16 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
 
   /** Publishes rows in the order given (refusals set aside, held keys left in the table), then deletes them. */
   async function publish(rows: WalRow[]): Promise<void> {
+    await settle(await send(rows));
+  }
+
+  interface Sent {
+    published: WalRow[];
+    refused: RefusedEvent[];
+  }
+
+  /** Sends rows in the order given: refusals set aside, held keys left in the table. */
+  async function send(rows: WalRow[]): Promise<Sent> {
     const heldHere = [...new Set(rows.filter((row) => held.has(row.key)).map((row) => row.key))];
     if (heldHere.length > 0) {
       // A key released (retried, discarded) since: its rows come again, written anew after the release.
@@ -103,6 +113,11 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
         blocked: new Set(),
       },
     );
+    return { published, refused };
+  }
+
+  /** After the broker's acknowledgement: the rows deleted, then reported. */
+  async function settle({ published, refused }: Sent): Promise<void> {
     if (published.length > 0) {
       await options.faults?.('relay:after-publish');
       await forget(published);
@@ -212,7 +227,10 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
 
   async function stream(replication: ReplicationConnection, broken: () => Error | undefined): Promise<void> {
     let confirmed: Lsn = 0n;
-    let publishing = false;
+    // Batches taken and not yet confirmed; their deletes and confirmations run in order, behind the next send.
+    let unsettled = 0;
+    let settling: Promise<void> = Promise.resolve();
+    let settleError: { error: unknown } | undefined;
     let paused = false;
     let ended: { error?: unknown } | undefined;
     const confirm = (lsn: Lsn) => {
@@ -224,7 +242,7 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
     const onMessage = (message: StreamMessage) => {
       if (message.tag === 'keepalive') {
         // Nothing received is waiting: every change before the server's position is published and confirmed.
-        if (!publishing && queue.idle()) confirm(message.end);
+        if (unsettled === 0 && queue.idle()) confirm(message.end);
         else if (message.replyRequested) replication.confirm(confirmed);
         return;
       }
@@ -251,7 +269,7 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
     );
     const lag = setInterval(() => void refreshLag(), 5000);
     try {
-      while (!stop.signal.aborted && !ended && !broken()) {
+      while (!stop.signal.aborted && !ended && !broken() && !settleError) {
         const batch = queue.take(batchSize, batchBytes);
         if (paused && queue.size() < batchSize * 2) {
           paused = false;
@@ -270,23 +288,36 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
           });
           continue;
         }
-        publishing = true;
-        try {
-          await publish(batch.rows);
-        } finally {
-          publishing = false;
-        }
-        if (batch.confirm !== undefined) {
-          confirm(batch.confirm);
-          queue.confirmed(batch.completed);
-        }
+        unsettled++;
+        const sent = await send(batch.rows).catch((error: unknown) => {
+          unsettled--;
+          throw error;
+        });
+        // Deleting and confirming this batch overlaps the next send; at most two batches wait for it.
+        settling = settling.then(async () => {
+          if (settleError) return;
+          try {
+            await settle(sent);
+            if (batch.confirm !== undefined) {
+              confirm(batch.confirm);
+              queue.confirmed(batch.completed);
+            }
+          } catch (error) {
+            settleError = { error };
+            poke();
+          } finally {
+            unsettled--;
+          }
+        });
+        if (unsettled > 2) await settling;
       }
     } finally {
+      await settling;
       clearInterval(lag);
       await replication.close();
       await streaming;
     }
-    const error = broken() ?? ended?.error;
+    const error = settleError?.error ?? broken() ?? ended?.error;
     if (error && !stop.signal.aborted) throw error;
   }
 
