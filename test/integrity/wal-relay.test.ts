@@ -11,12 +11,14 @@ import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
+import { discardRefused, listRefused } from '../../src/outbox/refused.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
 import { dropWalSlot, walNames } from '../../src/outbox/wal/slot.ts';
 import type { IncomingRecord, OutgoingRecord, Producer, Transport } from '../../src/transport/port.ts';
 import { eventually, freshSchema, freshTopic, randomName } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
+import { smallTopic } from '../support/small-topic.ts';
 import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
 
 let cluster: WalCluster | undefined;
@@ -375,4 +377,30 @@ test('a server without logical decoding: EFF_WAL_UNAVAILABLE saying what is miss
   await enqueue(db, schema, topic, 0, 10);
   await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'published by the poller');
   assert.equal(relay.stats().published, 10);
+});
+
+test('a row the broker refuses: set aside, its key held in the table; discarded, the held rows stream again in order', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const { db, schema } = await cluster!.schema();
+  const topic = await smallTopic(t, { maxMessageBytes: 4000, partitions: 3 });
+  const { transport } = await freshTopic(t, 1);
+  const relay = walRelay(db, schema, transport);
+  t.after(() => relay.close());
+  await relay.start();
+  await slotReady(db, schema);
+  const outbox = createOutbox({ schema });
+  const event = (key: string, n: number, bytes = 10) =>
+    createEvent({ topic, type: 't', source: '/wal', key, data: { n, pad: 'x'.repeat(bytes) } });
+  await db.transaction((tx) =>
+    outbox.enqueue(tx, [event('a', 1), event('b', 2), event('a', 3, 20_000), event('a', 4), event('b', 5)]),
+  );
+  await eventually(async () => (await listRefused(db, { schema })).length === 1, 20_000, 'the big row set aside');
+  await eventually(async () => relay.stats().published === 3, 10_000, 'the other rows published');
+  assert.equal(await outboxRows(db, schema), 1, 'the row behind the refused one waits in the table');
+  assert.equal(await discardRefused(db, { schema }), 1);
+  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  const records = await readUntilMarker(transport, topic);
+  const ofA = records.filter((r) => String(r.key) === 'a').map((r) => numbers([r])[0]);
+  assert.deepEqual(ofA, [1, 4], 'key a: 1, then 4 once 3 was discarded');
+  assert.equal(await outboxRows(db, schema), 0);
 });

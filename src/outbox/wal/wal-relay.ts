@@ -20,6 +20,7 @@ import { type RefusedEvent, setAside } from '../set-aside.ts';
 import { defaultShards } from '../shard.ts';
 import { ensureShards } from '../shards-setting.ts';
 import { catchUp } from './catch-up.ts';
+import { forgetPublished } from './forget.ts';
 import { formatLsn, type Lsn, type StreamMessage } from './pgoutput.ts';
 import { openReplication, type ReplicationConnection } from './replication.ts';
 import {
@@ -51,8 +52,6 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
   const sql = loadSqlSet(
     import.meta.url,
     {
-      remove: 'wal-delete.sql',
-      running: 'wal-running.sql',
       refuse: '../relay-refuse.sql',
       pending: '../relay-pending.sql',
       ready: 'wal-ready.sql',
@@ -133,28 +132,7 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
     }
   }
 
-  /**
-   * Deletes published rows. A row not found is gone already (published and deleted before a crash), or its
-   * transaction is not yet visible to this session (see wal-running.sql): then it is tried again a moment later.
-   */
-  async function forget(rows: readonly WalRow[]): Promise<void> {
-    let left = rows;
-    for (let attempt = 0; left.length > 0; attempt++) {
-      if (attempt > 0) await sleep(Math.min(attempt, 20));
-      const deleted = await db.query<{ seq: string }>(sql.remove, [left.map((row) => row.seq)]);
-      if (deleted.rows.length === left.length) return;
-      const gone = new Set(deleted.rows.map((row) => String(row.seq)));
-      left = left.filter((row) => !gone.has(row.seq));
-      const xids = [...new Set(left.map((row) => row.xid).filter((xid) => xid !== 0))];
-      if (xids.length === 0) return;
-      const { rows: state } = await db.query<{ running: boolean }>(sql.running, [xids]);
-      if (!state[0]?.running) {
-        // Visible now: one more delete settles it (rows still not found were deleted before).
-        await db.query(sql.remove, [left.map((row) => row.seq)]);
-        return;
-      }
-    }
-  }
+  const forget = (rows: readonly WalRow[]) => forgetPublished(db, schema, rows);
 
   /** Waits for this relay's turn on the slot: one session per slot, held by a session-level advisory lock. */
   async function takeSlot(client: pg.Client): Promise<boolean> {
