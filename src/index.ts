@@ -188,6 +188,7 @@ export {
   upcastBatchOnRead,
   upcastOnRead,
   upcastOnReadEvent,
+  versionExpander,
 } from './schema/versioning/index.ts';
 export type { KafkaTransportOptions } from './transport/kafka/config.ts';
 // transport
