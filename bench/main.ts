@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--events N] [--memory-events N] [--phases relay,consume,memory,parallel,dedup,eos,embedded]
+// npm run bench [-- --quick] [--events N] [--memory-events N] [--phases relay,consume,memory,parallel,dedup,eos,embedded,wal]
 // What effectively-once costs: consume (the Confluent client alone vs the project's raw transport vs per-record vs
 // batch) on Kafka + PostgreSQL, relay throughput and end-to-end latency, consumer memory over a long run, dedup cost
 // as processed_events grows, and the embedded transport. Writes bench/results/<time>.json.
@@ -20,8 +20,9 @@ import { memoryRuns } from './memory.ts';
 import { keyParallelSpeedup, lanes } from './parallel.ts';
 import { endToEnd, relaySaturation } from './relay.ts';
 import { preload, round } from './support.ts';
+import { walBench } from './wal.ts';
 
-const allPhases = 'relay,consume,memory,parallel,dedup,eos,embedded';
+const allPhases = 'relay,consume,memory,parallel,dedup,eos,embedded,wal';
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -82,6 +83,17 @@ try {
     results.relay = relay;
     results.e2e = e2e;
     await admin.deleteTopics([relayTopic, e2eTopic]).catch(() => undefined);
+    await settle();
+  }
+
+  // 1b. the relay on the write-ahead log, against the poller on the same (private) cluster
+  if (phases.has('wal')) {
+    const wal = await walBench(transport, admin, id, relayEvents, e2eSeconds);
+    log(
+      `wal relay at saturation: ${wal.wal.eps} events/s (poller on the same cluster ${wal.poll_same_cluster.eps}); ` +
+        `commit to broker ack at 1000 events/s: p50 ${wal.latency.p50_ms} ms, p99 ${wal.latency.p99_ms} ms`,
+    );
+    results.wal = wal;
     await settle();
   }
 
@@ -217,6 +229,9 @@ const summary = {
   dedup_10m_vs_1m: (results.dedup as { ratio: number } | undefined)?.ratio,
   parallel_keys50_speedup: (results.parallel as { speedup: number } | undefined)?.speedup,
   eos_vs_alo: (results.eos as { ratio: number } | undefined)?.ratio,
+  wal_eps: (results.wal as { wal: { eps: number } } | undefined)?.wal.eps,
+  wal_vs_poll: (results.wal as { wal_vs_poll: number } | undefined)?.wal_vs_poll,
+  wal_p99_ms: (results.wal as { latency: { p99_ms: number } } | undefined)?.latency.p99_ms,
 };
 results.summary = summary;
 const file = new URL(

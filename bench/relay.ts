@@ -5,12 +5,12 @@ import type { Event } from '../src/envelope/event.ts';
 import { silentLogger } from '../src/observability/logger.ts';
 import { sleep } from '../src/observability/sleep.ts';
 import { createOutbox } from '../src/outbox/outbox.ts';
-import { createRelay } from '../src/outbox/relay.ts';
+import { createRelay, type RelayOptions } from '../src/outbox/relay.ts';
 import type { Transport } from '../src/transport/port.ts';
 import { benchEvent, percentile, round, until } from './support.ts';
 
-/** Fills the outbox with `events` rows from `writers` concurrent writers, then times one relay draining it. */
-export async function relaySaturation(db: Db, transport: Transport, schema: string, topic: string, events: number) {
+/** Fills the outbox with `events` rows from 4 concurrent writers, 500 per transaction. */
+export async function fillOutbox(db: Db, schema: string, topic: string, events: number): Promise<void> {
   const outbox = createOutbox({ schema, notify: false });
   const writers = 4;
   const perTransaction = 500;
@@ -26,6 +26,18 @@ export async function relaySaturation(db: Db, transport: Transport, schema: stri
       }
     }),
   );
+}
+
+/** Fills the outbox with `events` rows from `writers` concurrent writers, then times one relay draining it. */
+export async function relaySaturation(
+  db: Db,
+  transport: Transport,
+  schema: string,
+  topic: string,
+  events: number,
+  extra: Partial<RelayOptions> = {},
+) {
+  await fillOutbox(db, schema, topic, events);
   let published = 0;
   const first = transport.producer();
   await first.connect(); // connection set-up is not throughput
@@ -37,6 +49,7 @@ export async function relaySaturation(db: Db, transport: Transport, schema: stri
     schema,
     batchSize: 1000,
     logger: silentLogger,
+    ...extra,
     onPublished: (count) => {
       published += count;
     },

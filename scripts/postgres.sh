@@ -75,6 +75,10 @@ logging_collector = off
 CONF
 }
 
+# Logical decoding for the relay that reads the write-ahead log (`source: 'wal'`): given at each start, so a cluster
+# initialised before these settings gets them too. PG_WAL_SETTINGS replaces them (e.g. to show a server without it).
+wal_settings=${PG_WAL_SETTINGS--c wal_level=logical -c max_replication_slots=16 -c max_wal_senders=16}
+
 # Two starts at once (two tests, two checkouts) must neither start one cluster twice nor pick the same free port.
 lock() {
   mkdir -p "$home"
@@ -101,7 +105,7 @@ start() {
   [ "$port" = "$wanted_port" ] || log "127.0.0.1:$wanted_port is taken by another process; using $port"
   echo "$port" >"$port_file"
   [ "$(id -u)" -eq 0 ] && { touch "$logfile"; chown postgres: "$logfile"; }
-  as_owner "$bin/pg_ctl" -D "$data" -l "$logfile" -o "-p $port" -w -t "${PG_START_TIMEOUT:-60}" start >/dev/null 8>&- 9>&- \
+  as_owner "$bin/pg_ctl" -D "$data" -l "$logfile" -o "-p $port $wal_settings" -w -t "${PG_START_TIMEOUT:-60}" start >/dev/null 8>&- 9>&- \
     || { log "start failed; last log lines:"; tail -n 30 "$logfile" >&2; exit 1; }
   log "started on 127.0.0.1:$port"
 }
@@ -109,7 +113,7 @@ start() {
 # Fast shutdown: sessions are cut (57P01), the server checkpoints and exits; what was committed stays committed.
 stop() {
   if ! running; then log "not running"; return 0; fi
-  as_owner "$bin/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null
+  as_owner "$bin/pg_ctl" -D "$data" -m fast -w -t ${PG_STOP_TIMEOUT:-60} stop >/dev/null
   log "stopped"
 }
 

@@ -144,8 +144,10 @@ export {
   retryRefused,
 } from './outbox/refused.ts';
 export { createRelay, type RefusedEvent, type Relay, type RelayOptions } from './outbox/relay.ts';
-export type { RelayStats } from './outbox/relay-stats.ts';
+export type { WalOptions } from './outbox/relay-options.ts';
+export type { RelayStats, WalStats } from './outbox/relay-stats.ts';
 export { changeShards } from './outbox/shards-setting.ts';
+export { dropWalSlot } from './outbox/wal/slot.ts';
 // pipeline: Kafka→Kafka exactly once (docs/transactions.md)
 export { createPipeline } from './pipeline/pipeline.ts';
 export type {
@@ -205,6 +207,7 @@ export {
   upcastBatchOnRead,
   upcastOnRead,
   upcastOnReadEvent,
+  versionExpander,
 } from './schema/versioning/index.ts';
 export type { KafkaTransportOptions } from './transport/kafka/config.ts';
 export type { KafkaOAuthToken, KafkaSasl, KafkaSsl } from './transport/kafka/security.ts';

@@ -22,6 +22,8 @@ export interface ChaosConfig {
   bigEvery: number;
   /** Orders share this many keys (`customer-<orderNo % keys>`), so each key carries many events in order (0: one key per order). */
   keys: number;
+  /** How the relay reads the outbox: `poll` (the table) or `wal` (the write-ahead log, on the private cluster). */
+  relay: 'poll' | 'wal';
 }
 
 export function configFromEnv(): ChaosConfig {
@@ -36,6 +38,7 @@ export function configFromEnv(): ChaosConfig {
     concurrent: Number(env.CHAOS_CONCURRENT ?? 0),
     bigEvery: Number(env.CHAOS_BIG_EVERY ?? 0),
     keys: Number(env.CHAOS_KEYS ?? 0),
+    relay: env.CHAOS_RELAY === 'wal' ? 'wal' : 'poll',
   };
 }
 
@@ -50,5 +53,6 @@ export function configToEnv(config: ChaosConfig): Record<string, string> {
     CHAOS_CONCURRENT: String(config.concurrent),
     CHAOS_BIG_EVERY: String(config.bigEvery),
     CHAOS_KEYS: String(config.keys),
+    CHAOS_RELAY: config.relay,
   };
 }

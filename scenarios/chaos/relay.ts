@@ -20,6 +20,9 @@ const relay = await untilUp(
       db,
       producerFactory: () => transport.producer(),
       schema: config.schema,
+      source: config.relay,
+      // The relay streams from the cluster the kit gave it (DATABASE_URL: the private one, with logical decoding).
+      ...(config.relay === 'wal' ? { wal: { connectionString: process.env.DATABASE_URL ?? '' } } : {}),
       batchSize: 200,
       faults,
       onPublished: published,

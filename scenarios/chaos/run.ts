@@ -16,6 +16,7 @@ import { type ChaosNetwork, chaosNetwork, type NetFault } from './net-faults.ts'
 import { type PrivatePostgres, startPrivatePostgres } from './private-postgres.ts';
 import { progressCounter } from './progress.ts';
 import { untilUp } from './retry.ts';
+import { dropWal } from './wal.ts';
 
 export type { BrokerSetup } from './brokers.ts';
 export type { Recovery, Role } from './children.ts';
@@ -51,6 +52,8 @@ export interface ChaosOptions {
   bigEvery?: number;
   /** Orders share this many keys (`--keys K`; default 0: one key per order); the audit then checks each key's order. */
   keys?: number;
+  /** The relay reads the outbox's table (`poll`, default) or its write-ahead log (`wal`: on the private cluster). */
+  relay?: 'poll' | 'wal';
   /** Roles the kills take in turn (default: the relay — the writer for `no-outbox` — and the consumer). */
   killRoles?: Role[];
   /** Crash points armed in each role's first incarnation (deterministic crash tests). */
@@ -139,12 +142,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     concurrent: options.concurrent ?? 0,
     bigEvery: options.bigEvery ?? 0,
     keys: options.keys ?? 0,
+    relay: options.relay ?? 'poll',
   };
   const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
   const netFaultsWanted = options.netFaults ?? 0;
   // PostgreSQL is restarted only on the project's private cluster, never on the machine's shared server.
   const privatePg: PrivatePostgres | undefined =
-    restartsWanted.postgres > 0 || options.privatePostgres
+    restartsWanted.postgres > 0 || options.privatePostgres || config.relay === 'wal'
       ? await startPrivatePostgres(options.postgresHome)
       : undefined;
   const network: ChaosNetwork | undefined = netFaultsWanted > 0 ? await chaosNetwork(privatePg?.url) : undefined;
@@ -358,6 +362,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     children.killAll();
     await entries.cleanup();
     if (!options.keep) {
+      if (config.relay === 'wal') await dropWal(db, config.schema, log);
       await db.query(`DROP SCHEMA IF EXISTS ${config.schema} CASCADE`).catch(() => undefined);
       await admin.deleteTopics([config.topic]).catch(() => undefined);
     }

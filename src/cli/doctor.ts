@@ -12,6 +12,7 @@ import { checkDeadLetterPartitions, checkRetention, committedTopics, kafkaAdmin 
 import { checkLag } from './doctor/lag.ts';
 import { checkLeases } from './doctor/leases.ts';
 import { checkOutboxAge, checkOutboxRefused } from './doctor/outbox.ts';
+import { checkWalSlot } from './doctor/wal-slot.ts';
 import { durationMs } from './effects.ts';
 import { consoleOutput, type Output } from './output.ts';
 import { commandUsage } from './usage.ts';
@@ -117,6 +118,7 @@ export async function doctorFindings(db: Db, settings: Settings, transport: stri
   const { schema, stuckAfterMs } = settings;
   findings.push(...(await guarded('outbox', () => checkOutboxAge(db, schema, stuckAfterMs))));
   findings.push(...(await guarded('outbox-refused', () => checkOutboxRefused(db, schema))));
+  findings.push(...(await guarded('wal-slot', () => checkWalSlot(db, schema))));
   findings.push(...(await guarded('leases', () => checkLeases(db, schema, stuckAfterMs))));
   const groups = await consumerGroups(db, schema, settings.groups);
   const unknown = settings.groups?.filter((name) => !groups.some((group) => group.name === name)) ?? [];

@@ -9,8 +9,6 @@ import { invalidOptions } from '../errors.ts';
 import { type SendSpans, startSendSpans } from '../observability/trace-outbox.ts';
 import { encodingOf } from '../schema/serde/envelope.ts';
 import type { Serde } from '../schema/serde/serde.ts';
-import type { TopicVersion } from '../schema/versioning/declare.ts';
-import { expandForVersions } from '../schema/versioning/expand.ts';
 import { defaultShards, shardOf } from './shard.ts';
 import { shardsMismatch } from './shards-setting.ts';
 
@@ -32,10 +30,11 @@ export interface OutboxOptions {
    */
   serde?: Serde;
   /**
-   * Topic versions (`declareTopicVersion`): during a dual-write window one enqueue writes the event to the old topic and
-   * its up-cast copy to the new one, with the same id, in the caller's transaction.
+   * Rewrites the events of each enqueue before they are written, in the caller's transaction: a plug-in such as topic
+   * versioning's `versionExpander(versions)` (during a dual-write window the event goes to the old topic and its
+   * up-cast copy to the new one, with the same id). It may throw to refuse an enqueue.
    */
-  versions?: readonly TopicVersion[];
+  expand?: (events: readonly Event[]) => readonly Event[];
 }
 
 export interface Outbox {
@@ -80,7 +79,7 @@ export function createOutbox(options: OutboxOptions = {}): Outbox {
   return {
     async enqueue(tx, input) {
       const given = Array.isArray(input) ? (input as readonly Event[]) : [input as Event];
-      const events = options.versions ? expandForVersions(given, options.versions) : given;
+      const events = options.expand ? options.expand(given) : given;
       if (events.length === 0) return;
       for (const event of events) assertValidEvent(event); // built by hand, or by an upcaster: the same rules as createEvent
       // A `send` span per event; its context travels in the row as `traceparent` (none without OpenTelemetry).

@@ -38,6 +38,8 @@ const files = {
   discard: 'refused-discard.sql',
   all: 'refused-seqs.sql',
   count: 'refused-count.sql',
+  keys: 'refused-keys.sql',
+  restream: 'refused-restream.sql',
 };
 
 function statements(schema: string | undefined) {
@@ -92,7 +94,9 @@ async function release(db: Db, options: RefusedSelection, statement: 'retry' | '
     if (seqs.length === 0) return 0;
     // The relays' shard locks (relay.ts): wait for a pass that owns these keys, keep the next one off until commit.
     await tx.query(sql.lock, [seqs, `effectively:relay:${schema}`]);
+    const keys = (await tx.query<{ key: string }>(sql.keys, [seqs])).rows.map((row) => row.key);
     const { rows } = await tx.query(sql[statement], [seqs]);
+    await tx.query(sql.restream, [keys]);
     await tx.query('SELECT pg_notify($1, NULL)', [notifyChannel(schema)]);
     return rows.length;
   });

@@ -15,6 +15,20 @@ export interface RelayStats {
   lastPublishedAt: Date | null;
   /** The last failed pass's error message; null once a pass went through. */
   lastError: string | null;
+  /** `source: 'wal'` only: the slot's position and lag. */
+  wal?: WalStats;
+}
+
+export interface WalStats {
+  slot: string;
+  /** Another relay streams from the slot; this one waits to take over. */
+  standby: boolean;
+  /** The last position confirmed to the server (everything before it was acknowledged by the broker). */
+  confirmedLsn: string | null;
+  /** Bytes the server wrote past the confirmed position (read every few seconds). */
+  lagBytes: number;
+  /** Seconds since the oldest transaction received and not yet confirmed committed (0 when none). */
+  lagSeconds: number;
 }
 
 export function relayWatch(logger: Logger) {
@@ -47,5 +61,6 @@ export function relayWatch(logger: Logger) {
     },
     isRunning: (): boolean => counts.running,
     stats: (): RelayStats => ({ ...counts }),
+    counts,
   };
 }

@@ -1,93 +1,23 @@
 import { librarySchema } from '../db/identifiers.ts';
-import type { Db, Queryable } from '../db/port.ts';
+import type { Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { invalidOptions } from '../errors.ts';
-import { type CloseOptions, within } from '../lifecycle.ts';
+import { within } from '../lifecycle.ts';
 import { callBack } from '../observability/callback.ts';
-import type { FaultInjector } from '../observability/faults.ts';
-import { errorFields, type Logger, stderrLogger } from '../observability/logger.ts';
+import { errorFields, stderrLogger } from '../observability/logger.ts';
 import { maxTimerMs, sleep } from '../observability/sleep.ts';
 import { startPublishSpans } from '../observability/trace-outbox.ts';
-import type { OutgoingRecord, Producer } from '../transport/port.ts';
+import type { OutgoingRecord } from '../transport/port.ts';
 import { notifyChannel } from './outbox.ts';
 import { producerSlot } from './producer-slot.ts';
 import { publishChunk } from './publish-chunk.ts';
-import { classifySendFailure, storableText } from './refusal.ts';
-import { type RelayStats, relayWatch } from './relay-stats.ts';
+import type { Relay, RelayOptions } from './relay-options.ts';
+import { relayWatch } from './relay-stats.ts';
+import { sendReplacing } from './send-replacing.ts';
+import { type RefusedEvent, setAside } from './set-aside.ts';
 import { defaultShards } from './shard.ts';
 import { ensureShards, shardsMismatch } from './shards-setting.ts';
-
-export interface RelayOptions {
-  db: Db;
-  /**
-   * Makes the relay's idempotent producer (e.g. `() => transport.producer()`), and a new one when it fails fatally
-   * (a fenced producer, librdkafka's fatal error): without it the relay cannot recover until restarted.
-   */
-  producerFactory?: () => Producer;
-  /** A producer to start with (kept for compatibility; prefer `producerFactory`). The relay connects and closes it. */
-  producer?: Producer;
-  /** Schema of the library's tables (default: the `EFFECTIVELY_SCHEMA` environment variable, else `effectively`). */
-  schema?: string;
-  /**
-   * Key shards; must equal the outbox's `shards` (default 16). Stored in the schema at the first relay start; a relay
-   * with another count (or one that finds rows of a higher shard) is refused with EFF_INVALID_OPTIONS.
-   */
-  shards?: number;
-  /** Most rows read and sent at once (default 1000). */
-  batchSize?: number;
-  /**
-   * About the most payload bytes in one chunk (default 32 MiB): rows are taken while the chunk holds less, so a chunk
-   * of large rows stays within the Kafka client's local queue (`queue.buffering.max.kbytes`) and the embedded log's
-   * parameter size. A single row larger than this still goes, alone.
-   */
-  batchBytes?: number;
-  /** Most chunks of `batchSize` per pass, the next read while the previous is sent (default 4). */
-  chunksPerPass?: number;
-  /** Fallback poll when no NOTIFY arrives (default 250 ms). */
-  pollIntervalMs?: number;
-  /** Wait after a failed pass before the next (default 1000 ms). */
-  errorBackoffMs?: number;
-  /**
-   * A pass still running after this many ms is logged as a warning, and again at each further interval (default
-   * 60,000): a pass waiting on a silent connection or a stalled broker says so instead of hanging without a word.
-   */
-  passWarnMs?: number;
-  /** Listen for the outbox's NOTIFY (default true when the Db supports it). */
-  listen?: boolean;
-  logger?: Logger;
-  /** Called after rows were acknowledged by the broker and deleted. */
-  onPublished?: (count: number) => void;
-  /**
-   * Called for each row the transport refused for good (too large for its topic, invalid or missing topic...), once
-   * it is set aside in `outbox_refused` (logged as an error too): alert on it. Later rows of its key wait until the
-   * row is retried (`retryRefused`) or discarded (`discardRefused`).
-   */
-  onRefused?: (refused: RefusedEvent) => void;
-  /** Testing only: named crash points. */
-  faults?: FaultInjector;
-}
-
-export interface Relay {
-  start(): Promise<void>;
-  /** Publishes until the outbox is empty (or `timeoutMs` passes); returns how many rows it published. */
-  drain(timeoutMs?: number): Promise<number>;
-  /** True from a resolved `start()` until `close()`: for a liveness check. */
-  isRunning(): boolean;
-  /** Published and refused since start, and failing passes in a row (0 when healthy): for a readiness check. */
-  stats(): RelayStats;
-  close(options?: CloseOptions): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
-}
-
-export interface RefusedEvent {
-  seq: string;
-  id: string;
-  topic: string;
-  key: string;
-  /** The transport's code (`ERR_MSG_SIZE_TOO_LARGE`, `ERR_TOPIC_EXCEPTION`, a SQLSTATE, an `EFF_*` code). */
-  errorCode: string;
-  reason: string;
-}
+import { createWalRelay } from './wal/wal-relay.ts';
 
 interface OutboxRow extends Record<string, unknown> {
   seq: string;
@@ -104,7 +34,11 @@ interface OutboxRow extends Record<string, unknown> {
  * Publishes outbox rows through an idempotent producer and deletes them only after the broker acknowledged them.
  * A crash between the two republishes the batch (a duplicate the consumers absorb); nothing is lost.
  */
+export type { RefusedEvent, Relay, RelayOptions };
+
 export function createRelay(options: RelayOptions): Relay {
+  if (options.source === 'wal') return createWalRelay(options, createRelay);
+  if (options.source !== undefined && options.source !== 'poll') throw invalidOptions('source', "'poll' or 'wal'");
   const schema = librarySchema(options.schema);
   const shards = options.shards ?? defaultShards;
   const batchSize = options.batchSize ?? 1000;
@@ -174,40 +108,23 @@ export function createRelay(options: RelayOptions): Relay {
 
   async function sendOnce(tx: Queryable, rows: readonly OutboxRow[]): Promise<void> {
     const records = rows.map(toRecord);
-    for (let attempt = 1; ; attempt++) {
-      const producer = producers.current();
+    await sendReplacing(producers, logger, async (producer) => {
+      if (!(sameDatabase() && producer.sendWithin)) return producer.send(records);
+      await tx.query('SAVEPOINT effectively_relay_send');
       try {
-        if (sameDatabase() && producer.sendWithin) {
-          await tx.query('SAVEPOINT effectively_relay_send');
-          try {
-            await producer.sendWithin(tx, records);
-          } catch (error) {
-            await tx.query('ROLLBACK TO SAVEPOINT effectively_relay_send');
-            // What the producer remembers of the rolled-back work (a topic it created) is gone: start a fresh one.
-            await producers.replace(producer, false);
-            throw error;
-          }
-          await tx.query('RELEASE SAVEPOINT effectively_relay_send');
-        } else {
-          await producer.send(records);
-        }
-        return;
+        await producer.sendWithin(tx, records);
       } catch (error) {
-        if (classifySendFailure(error).failure !== 'fatal' || attempt >= 3) throw error;
-        logger.warn('relay producer failed fatally; replacing it', errorFields(error));
-        if (!(await producers.replace(producer, true))) throw error;
+        await tx.query('ROLLBACK TO SAVEPOINT effectively_relay_send');
+        // What the producer remembers of the rolled-back work (a topic it created) is gone: start a fresh one.
+        await producers.replace(producer, false);
+        throw error;
       }
-    }
+      await tx.query('RELEASE SAVEPOINT effectively_relay_send');
+    });
   }
 
-  async function refuse(tx: Queryable, row: OutboxRow, code: string, error: unknown): Promise<RefusedEvent> {
-    const reason = storableText(error instanceof Error ? error.message : String(error));
-    const { rows } = await tx.query<{ id: string }>(sql.refuse, [row.seq, code, reason]);
-    const id = rows[0]?.id ?? '';
-    const refused = { seq: String(row.seq), id, topic: row.topic, key: row.key, errorCode: code, reason };
-    logger.error('relay set aside an outbox row the transport refused; later rows of its key wait', { ...refused });
-    return refused;
-  }
+  const refuse = (tx: Queryable, row: OutboxRow, code: string, error: unknown) =>
+    setAside(tx, sql.refuse, row, code, error, logger);
 
   /**
    * One pass: claim free shards, then up to `chunksPerPass` chunks of their oldest rows, each sent (and acknowledged)

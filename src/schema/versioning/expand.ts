@@ -42,6 +42,11 @@ export function expandForVersions(events: Event | readonly Event[], versions: re
   });
 }
 
+/** The outbox's `expand` plug-in for these versions: `createOutbox({ expand: versionExpander(versions) })`. */
+export function versionExpander(versions: readonly TopicVersion[]): (events: readonly Event[]) => Event[] {
+  return (events) => expandForVersions(events, versions);
+}
+
 /** `outbox.enqueue` of the expanded events, in the caller's transaction: every version commits with the rest or none. */
 export function enqueueVersioned(
   outbox: Outbox,

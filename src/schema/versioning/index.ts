@@ -11,5 +11,5 @@ export {
   type Upcaster,
   upcastEvent,
 } from './declare.ts';
-export { enqueueVersioned, expandForVersions } from './expand.ts';
+export { enqueueVersioned, expandForVersions, versionExpander } from './expand.ts';
 export { upcastBatchOnRead, upcastOnRead, upcastOnReadEvent } from './read.ts';

@@ -1,0 +1,127 @@
+// wal: the relay that reads the write-ahead log (`source: 'wal'`) against the poller, both on the project's private
+// cluster (logical decoding; the machine's shared server has none): throughput at saturation, and the latency from
+// the writer's commit to the broker's acknowledgement at 1,000 events/s.
+
+import { startPrivatePostgres } from '../scenarios/chaos/private-postgres.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { pgDb } from '../src/db/pg.ts';
+import type { Db } from '../src/db/port.ts';
+import type { Event } from '../src/envelope/event.ts';
+import { silentLogger } from '../src/observability/logger.ts';
+import { sleep } from '../src/observability/sleep.ts';
+import { createOutbox } from '../src/outbox/outbox.ts';
+import { createRelay } from '../src/outbox/relay.ts';
+import type { WalOptions } from '../src/outbox/relay-options.ts';
+import { dropWalSlot, walNames } from '../src/outbox/wal/slot.ts';
+import type { Admin, OutgoingRecord, Producer, Transport } from '../src/transport/port.ts';
+import { relaySaturation } from './relay.ts';
+import { benchEvent, percentile, round, until } from './support.ts';
+
+export async function walBench(transport: Transport, admin: Admin, id: string, events: number, seconds: number) {
+  const cluster = await startPrivatePostgres();
+  const db = pgDb({ connectionString: cluster.url, max: 10 });
+  const schema = `bench_wal_${id}`;
+  const wal: WalOptions = { connectionString: cluster.url };
+  const topics = { wal: `bench-wal-${id}`, poll: `bench-wal-poll-${id}`, latency: `bench-wal-latency-${id}` };
+  try {
+    await migrate(db, { schema });
+    for (const topic of Object.values(topics)) await admin.createTopics([{ topic, partitions: 6 }]);
+    // The slot first: the rows then come through the stream (not the new slot's catch-up from the table).
+    const first = createRelay({ db, schema, source: 'wal', wal, producerFactory: () => transport.producer() });
+    await first.start();
+    await slotReady(db, schema);
+    await first.close();
+    const walRun = await relaySaturation(db, transport, schema, topics.wal, events, { source: 'wal', wal });
+    const pollRun = await relaySaturation(db, transport, schema, topics.poll, events);
+    const latency = await walLatency(db, transport, schema, topics.latency, wal, seconds);
+    return { wal: walRun, poll_same_cluster: pollRun, wal_vs_poll: round(walRun.eps / pollRun.eps), latency };
+  } finally {
+    await dropWalSlot(db, { schema }).catch(() => undefined);
+    await db.query(`DROP PUBLICATION IF EXISTS ${walNames(schema).publication}`).catch(() => undefined);
+    await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    await admin.deleteTopics(Object.values(topics)).catch(() => undefined);
+    await db.close();
+    if (cluster.startedHere) await cluster.stop();
+  }
+}
+
+async function slotReady(db: Db, schema: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const { rows } = await db.query(`SELECT 1 FROM ${schema}.settings WHERE name LIKE 'wal.slot.%'`);
+    if (rows.length > 0) return;
+    await sleep(50);
+  }
+  throw new Error('bench: the WAL relay made no slot');
+}
+
+/**
+ * Writers commit 1,000 events/s (10 per 10 ms); latency = the broker's acknowledgement of the event - the moment its
+ * transaction's COMMIT was sent.
+ */
+async function walLatency(
+  db: Db,
+  transport: Transport,
+  schema: string,
+  topic: string,
+  wal: WalOptions,
+  seconds: number,
+) {
+  const committedAt = new Map<string, number>();
+  const latencies: number[] = [];
+  const acknowledged = (records: readonly OutgoingRecord[]) => {
+    const now = performance.now();
+    for (const record of records) {
+      const at = committedAt.get(String(record.headers.ce_id));
+      if (at === undefined) continue;
+      committedAt.delete(String(record.headers.ce_id));
+      latencies.push(now - at);
+    }
+  };
+  const timed = (): Producer => {
+    const real = transport.producer();
+    return {
+      connect: () => real.connect(),
+      close: () => real.close(),
+      async send(records) {
+        await real.send(records);
+        acknowledged(records);
+      },
+    };
+  };
+  const outbox = createOutbox({ schema, notify: false });
+  const relay = createRelay({ db, schema, source: 'wal', wal, producerFactory: timed, logger: silentLogger });
+  await relay.start();
+  const warm = benchEvent(topic, -1);
+  committedAt.set(warm.id, performance.now());
+  await db.transaction((tx) => outbox.enqueue(tx, warm));
+  await until(() => latencies.length > 0, 60_000, 'the warm-up event');
+  latencies.length = 0;
+  const rate = 1000;
+  const tickMs = 10;
+  const perTick = (rate * tickMs) / 1000;
+  const total = rate * seconds;
+  const start = performance.now();
+  let sent = 0;
+  for (let tick = 0; sent < total; tick++) {
+    const due = start + tick * tickMs;
+    if (due > performance.now()) await sleep(due - performance.now());
+    const batch: Event[] = [];
+    for (let i = 0; i < perTick && sent < total; i++, sent++) batch.push(benchEvent(topic, sent));
+    // The clock starts as COMMIT is sent: the relay can acknowledge an event before the writer's await resumes.
+    await db.transaction(async (tx) => {
+      await outbox.enqueue(tx, batch);
+      const now = performance.now();
+      for (const event of batch) committedAt.set(event.id, now);
+    });
+  }
+  await until(() => latencies.length >= total, 120_000, 'every event acknowledged');
+  await relay.close();
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    events: total,
+    offered_eps: rate,
+    p50_ms: round(percentile(sorted, 50)),
+    p95_ms: round(percentile(sorted, 95)),
+    p99_ms: round(percentile(sorted, 99)),
+  };
+}

@@ -1,0 +1,58 @@
+// A private PostgreSQL cluster with logical decoding (scripts/postgres.sh, its own home under the system's temporary
+// directory), shared by the WAL relay tests of one file and stopped after them. The machine's shared server is never
+// touched (its wal_level is replica).
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { migrate } from '../../src/db/migrate.ts';
+import { pgDb } from '../../src/db/pg.ts';
+import type { Db } from '../../src/db/port.ts';
+import { randomName } from './fixtures.ts';
+
+const run = promisify(execFile);
+const script = fileURLToPath(new URL('../../scripts/postgres.sh', import.meta.url));
+
+export interface WalCluster {
+  url: string;
+  /**
+   * `postgres.sh` with this cluster's home (start, stop, restart...). Never run it synchronously while a WAL relay of
+   * this process streams: a fast shutdown waits for the walsender's client to confirm what it was sent.
+   */
+  sh(command: string, env?: Record<string, string>): Promise<string>;
+  /** A migrated schema of its own on this cluster, and a Db on it. */
+  schema(): Promise<{ db: Db; schema: string }>;
+  close(): Promise<void>;
+}
+
+export async function walCluster(): Promise<WalCluster> {
+  const home = mkdtempSync(join(tmpdir(), 'effectively-wal-'));
+  const sh = async (command: string, env: Record<string, string> = {}) =>
+    (
+      await run('bash', [script, command], {
+        env: { ...process.env, PG_HOME_DIR: home, PG_PRIVATE_PORT: '21410', ...env },
+        encoding: 'utf8',
+      })
+    ).stdout.trim();
+  await sh('start');
+  const url = await sh('url');
+  const dbs: Db[] = [];
+  return {
+    url,
+    sh,
+    async schema() {
+      const db = pgDb({ connectionString: url, max: 4 });
+      dbs.push(db);
+      const schema = randomName('w');
+      await migrate(db, { schema });
+      return { db, schema };
+    },
+    async close() {
+      for (const db of dbs) await db.close().catch(() => undefined);
+      await sh('stop');
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
