@@ -8,8 +8,10 @@ import { defaultDatabaseUrl } from '../../db/pg.ts';
 import { loadSqlSet } from '../../db/sql.ts';
 import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
 import { within } from '../../lifecycle.ts';
+import { callBack } from '../../observability/callback.ts';
 import { errorFields, stderrLogger } from '../../observability/logger.ts';
 import { sleep } from '../../observability/sleep.ts';
+import { startPublishSpans } from '../../observability/trace-outbox.ts';
 import type { OutgoingRecord } from '../../transport/port.ts';
 import { producerSlot } from '../producer-slot.ts';
 import { publishChunk } from '../publish-chunk.ts';
@@ -104,7 +106,17 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
     const published = await publishChunk(
       rows.filter((row) => !held.has(row.key)),
       {
-        send: (chunk) => sendReplacing(producers, logger, (producer) => producer.send(chunk.map(toRecord))),
+        send: async (chunk) => {
+          // A `publish` span per row that carries a trace, ended with the broker's answer (as the poller's).
+          const spans = startPublishSpans('kafka', chunk);
+          try {
+            await sendReplacing(producers, logger, (producer) => producer.send(chunk.map(toRecord)));
+          } catch (error) {
+            spans?.end(error);
+            throw error;
+          }
+          spans?.end();
+        },
         refuse: async (row, code, error) => {
           held.add(row.key);
           refused.push(await setAside(db, sql.refuse, row, code, error, logger));
@@ -122,14 +134,8 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
       await forget(published);
     }
     watch.passed({ published: published.length, refused });
-    if (published.length > 0) options.onPublished?.(published.length);
-    for (const row of refused) {
-      try {
-        options.onRefused?.(row);
-      } catch (error) {
-        logger.warn('onRefused callback failed', { seq: row.seq, ...errorFields(error) });
-      }
-    }
+    if (published.length > 0) callBack(logger, 'onPublished', options.onPublished, [published.length]);
+    for (const row of refused) callBack(logger, 'onRefused', options.onRefused, [row], { seq: row.seq });
   }
 
   const forget = (rows: readonly WalRow[]) => forgetPublished(db, schema, rows);
