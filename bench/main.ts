@@ -75,6 +75,8 @@ try {
     await admin.createTopics([{ topic: e2eTopic, partitions: 6 }]);
     const e2e = await endToEnd(db, transport, schema, e2eTopic, `e2e-${id}`, 1000, e2eSeconds, 6);
     log(`end to end at 1000 events/s: p50 ${e2e.p50_ms} ms, p95 ${e2e.p95_ms} ms, p99 ${e2e.p99_ms} ms`);
+    log(`end to end p99 by hop (commit→produced/produced→received/received→applied): ${e2e.hops_p99_ms.join('/')} ms`);
+    log(`event loop delay p99 meanwhile: ${e2e.loop_delay_p99_ms} ms`);
     const relayTopic = topic('relay');
     await admin.createTopics([{ topic: relayTopic, partitions: 6 }]);
     const relay = await relaySaturation(db, transport, schema, relayTopic, relayEvents);
@@ -217,6 +219,7 @@ const summary = {
   dedup_10m_vs_1m: (results.dedup as { ratio: number } | undefined)?.ratio,
   parallel_keys50_speedup: (results.parallel as { speedup: number } | undefined)?.speedup,
   eos_vs_alo: (results.eos as { ratio: number } | undefined)?.ratio,
+  e2e_hops_p99_ms: (results.e2e as { hops_p99_ms: number[] } | undefined)?.hops_p99_ms.join('/'),
 };
 results.summary = summary;
 const file = new URL(
