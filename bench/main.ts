@@ -76,6 +76,8 @@ try {
     await admin.createTopics([{ topic: e2eTopic, partitions: 6 }]);
     const e2e = await endToEnd(db, transport, schema, e2eTopic, `e2e-${id}`, 1000, e2eSeconds, 6);
     log(`end to end at 1000 events/s: p50 ${e2e.p50_ms} ms, p95 ${e2e.p95_ms} ms, p99 ${e2e.p99_ms} ms`);
+    log(`end to end p99 by hop (commit→produced/produced→received/received→applied): ${e2e.hops_p99_ms.join('/')} ms`);
+    log(`event loop delay p99 meanwhile: ${e2e.loop_delay_p99_ms} ms`);
     const relayTopic = topic('relay');
     await admin.createTopics([{ topic: relayTopic, partitions: 6 }]);
     const relay = await relaySaturation(db, transport, schema, relayTopic, relayEvents);
@@ -232,6 +234,7 @@ const summary = {
   wal_eps: (results.wal as { wal: { eps: number } } | undefined)?.wal.eps,
   wal_vs_poll: (results.wal as { wal_vs_poll: number } | undefined)?.wal_vs_poll,
   wal_p99_ms: (results.wal as { latency: { p99_ms: number } } | undefined)?.latency.p99_ms,
+  e2e_hops_p99_ms: (results.e2e as { hops_p99_ms: number[] } | undefined)?.hops_p99_ms.join('/'),
 };
 results.summary = summary;
 const file = new URL(

@@ -1,4 +1,5 @@
 // relay: throughput at saturation, and end-to-end latency from the writer's commit to the consumer's committed effect.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createConsumer } from '../src/consumer/consumer.ts';
 import type { Db } from '../src/db/port.ts';
 import type { Event } from '../src/envelope/event.ts';
@@ -62,9 +63,47 @@ export async function relaySaturation(
   return { events: published, seconds: round(seconds), eps: Math.round(published / seconds) };
 }
 
+/** When each event's record was produced (its CreateTime: the relay's produce call) and handed to the consumer. */
+interface Seen {
+  producedAt: number;
+  receivedAt: number;
+}
+
+/** The transport, its consumers noting each record's produce time and the wall time its batch reached the consumer. */
+function observing(transport: Transport, seen: Map<string, Seen>): Transport {
+  return {
+    ...transport,
+    consumer: (options) => {
+      const consumer = transport.consumer(options);
+      const run = consumer.run.bind(consumer);
+      consumer.run = (handler) =>
+        run((batch, control) => {
+          const receivedAt = Date.now();
+          for (const record of batch.records) {
+            const id = record.headers.ce_id?.toString();
+            if (id !== undefined && !seen.has(id)) seen.set(id, { producedAt: record.timestamp, receivedAt });
+          }
+          return handler(batch, control);
+        });
+      return consumer;
+    },
+  };
+}
+
+const p99 = (values: number[]) =>
+  round(
+    percentile(
+      [...values].sort((a, b) => a - b),
+      99,
+    ),
+  );
+
 /**
  * Writers commit `rate` events/s for `seconds`; latency = consumer's committed effect - writer's commit. The consumer
- * applies the topic's `partitions` at once.
+ * applies the topic's `partitions` at once. Each event's path is split in three hops by wall clock: commit → produced
+ * (the record's CreateTime, set at the relay's produce call), produced → received (the batch reaches the consumer),
+ * received → applied (the consumer's transaction committed); `hops_p99_ms` is their p99s, `loop_delay_p99_ms` the
+ * event loop's stalls meanwhile (writer, relay and consumer share this process).
  */
 export async function endToEnd(
   db: Db,
@@ -75,13 +114,17 @@ export async function endToEnd(
   rate: number,
   seconds: number,
   partitions: number,
+  relayOptions: { pollIntervalMs?: number; listen?: boolean } = {},
 ) {
   const outbox = createOutbox({ schema });
   const committedAt = new Map<string, number>();
   const latencies: number[] = [];
+  const seen = new Map<string, Seen>();
+  const wallCommittedAt = new Map<string, number>();
+  const hops: [number[], number[], number[]] = [[], [], []];
   const consumer = createConsumer({
     db,
-    transport,
+    transport: observing(transport, seen),
     group,
     topics: [topic],
     schema,
@@ -98,9 +141,23 @@ export async function endToEnd(
       if (at === undefined) return;
       committedAt.delete(event.id);
       latencies.push(performance.now() - at);
+      const wall = wallCommittedAt.get(event.id);
+      const path = seen.get(event.id);
+      if (wall !== undefined && path !== undefined) {
+        const appliedAt = Date.now();
+        hops[0].push(path.producedAt - wall);
+        hops[1].push(path.receivedAt - path.producedAt);
+        hops[2].push(appliedAt - path.receivedAt);
+      }
     },
   });
-  const relay = createRelay({ db, producerFactory: () => transport.producer(), schema, logger: silentLogger });
+  const relay = createRelay({
+    db,
+    producerFactory: () => transport.producer(),
+    schema,
+    logger: silentLogger,
+    ...relayOptions,
+  });
   await consumer.start();
   await relay.start();
   // Warm up: the group is joined and every hop has carried an event before the clock starts.
@@ -109,6 +166,9 @@ export async function endToEnd(
   await db.transaction((tx) => outbox.enqueue(tx, warm));
   await until(() => latencies.length > 0, 60_000, 'the warm-up event');
   latencies.length = 0;
+  for (const hop of hops) hop.length = 0;
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
 
   const tickMs = 10;
   const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
@@ -122,9 +182,14 @@ export async function endToEnd(
     for (let i = 0; i < perTick && sent < total; i++, sent++) batch.push(benchEvent(topic, sent));
     await db.transaction((tx) => outbox.enqueue(tx, batch));
     const now = performance.now();
-    for (const event of batch) committedAt.set(event.id, now);
+    const wall = Date.now();
+    for (const event of batch) {
+      committedAt.set(event.id, now);
+      wallCommittedAt.set(event.id, wall);
+    }
   }
   await until(() => latencies.length >= total, 120_000, 'every event end to end');
+  loopDelay.disable();
   await relay.close();
   await consumer.close();
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -134,5 +199,7 @@ export async function endToEnd(
     p50_ms: round(percentile(sorted, 50)),
     p95_ms: round(percentile(sorted, 95)),
     p99_ms: round(percentile(sorted, 99)),
+    hops_p99_ms: hops.map(p99),
+    loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
   };
 }
