@@ -1,10 +1,9 @@
-import { librarySchema } from '../db/identifiers.ts';
 import type { Queryable } from '../db/port.ts';
 import { loadSqlSet } from '../db/sql.ts';
 import { invalidOptions } from '../errors.ts';
 import { within } from '../lifecycle.ts';
 import { callBack } from '../observability/callback.ts';
-import { errorFields, stderrLogger } from '../observability/logger.ts';
+import { errorFields } from '../observability/logger.ts';
 import { maxTimerMs, sleep } from '../observability/sleep.ts';
 import { startPublishSpans } from '../observability/trace-outbox.ts';
 import type { OutgoingRecord } from '../transport/port.ts';
@@ -12,10 +11,10 @@ import { notifyChannel } from './outbox.ts';
 import { producerSlot } from './producer-slot.ts';
 import { publishChunk } from './publish-chunk.ts';
 import type { Relay, RelayOptions } from './relay-options.ts';
+import { relaySettings } from './relay-settings.ts';
 import { relayWatch } from './relay-stats.ts';
 import { sendReplacing } from './send-replacing.ts';
 import { type RefusedEvent, setAside } from './set-aside.ts';
-import { defaultShards } from './shard.ts';
 import { ensureShards, shardsMismatch } from './shards-setting.ts';
 import { createWalRelay } from './wal/wal-relay.ts';
 
@@ -39,22 +38,14 @@ export type { RefusedEvent, Relay, RelayOptions };
 export function createRelay(options: RelayOptions): Relay {
   if (options.source === 'wal') return createWalRelay(options, createRelay);
   if (options.source !== undefined && options.source !== 'poll') throw invalidOptions('source', "'poll' or 'wal'");
-  const schema = librarySchema(options.schema);
-  const shards = options.shards ?? defaultShards;
-  const batchSize = options.batchSize ?? 1000;
+  const { schema, shards, batchSize, batchBytes, errorBackoffMs, logger } = relaySettings(options);
   const chunksPerPass = options.chunksPerPass ?? 4;
-  const batchBytes = options.batchBytes ?? 32 * 1024 * 1024;
-  if (!(Number.isSafeInteger(batchBytes) && batchBytes > 0)) throw invalidOptions('batchBytes', 'a positive integer');
   const pollIntervalMs = options.pollIntervalMs ?? 250;
-  const errorBackoffMs = options.errorBackoffMs ?? 1000;
-  if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw invalidOptions('shards', 'an integer in 1..1024');
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidOptions('batchSize', 'a positive integer');
   // A timer past maxTimerMs fires after 1 ms: the relay would poll in a busy loop.
   if (!(pollIntervalMs > 0 && pollIntervalMs <= maxTimerMs))
     throw invalidOptions('pollIntervalMs', `a positive number of ms up to ${maxTimerMs}`);
   const passWarnMs = options.passWarnMs ?? 60_000;
   if (!(passWarnMs > 0 && passWarnMs <= maxTimerMs)) throw invalidOptions('passWarnMs', 'a positive number of ms');
-  const logger = options.logger ?? stderrLogger;
   const watch = relayWatch(logger);
   const { db } = options;
   const producers = producerSlot(options, logger);

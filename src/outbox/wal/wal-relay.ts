@@ -3,23 +3,22 @@
 // only then confirmed to the slot. A crash anywhere streams again from the last confirmed transaction: duplicates the
 // consumers absorb, never a gap.
 import pg from 'pg';
-import { librarySchema } from '../../db/identifiers.ts';
 import { defaultDatabaseUrl } from '../../db/pg.ts';
 import { loadSqlSet } from '../../db/sql.ts';
-import { EffectivelyError, ErrorCodes, invalidOptions } from '../../errors.ts';
+import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import { within } from '../../lifecycle.ts';
 import { callBack } from '../../observability/callback.ts';
-import { errorFields, stderrLogger } from '../../observability/logger.ts';
+import { errorFields } from '../../observability/logger.ts';
 import { sleep } from '../../observability/sleep.ts';
 import { startPublishSpans } from '../../observability/trace-outbox.ts';
 import type { OutgoingRecord } from '../../transport/port.ts';
 import { producerSlot } from '../producer-slot.ts';
 import { publishChunk } from '../publish-chunk.ts';
 import type { Relay, RelayOptions } from '../relay-options.ts';
+import { relaySettings } from '../relay-settings.ts';
 import { relayWatch } from '../relay-stats.ts';
 import { sendReplacing } from '../send-replacing.ts';
 import { type RefusedEvent, setAside } from '../set-aside.ts';
-import { defaultShards } from '../shard.ts';
 import { ensureShards } from '../shards-setting.ts';
 import { catchUp } from './catch-up.ts';
 import { forgetPublished } from './forget.ts';
@@ -36,18 +35,11 @@ import {
 import { type WalRow, walQueue } from './wal-queue.ts';
 
 export function createWalRelay(options: RelayOptions, poller: (options: RelayOptions) => Relay): Relay {
-  const schema = librarySchema(options.schema);
-  const shards = options.shards ?? defaultShards;
-  const batchSize = options.batchSize ?? 1000;
-  const batchBytes = options.batchBytes ?? 32 * 1024 * 1024;
-  const errorBackoffMs = options.errorBackoffMs ?? 1000;
+  const { schema, shards, batchSize, batchBytes, errorBackoffMs, logger } = relaySettings(options);
   const wal = options.wal ?? {};
   const warnBytes = wal.slotWarnBytes ?? 1024 ** 3;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidOptions('batchSize', 'a positive integer');
-  if (!(Number.isSafeInteger(batchBytes) && batchBytes > 0)) throw invalidOptions('batchBytes', 'a positive integer');
   const { slot, publication } = walNames(schema, wal.slot);
   const connection: pg.ClientConfig = { connectionString: wal.connectionString ?? defaultDatabaseUrl() };
-  const logger = options.logger ?? stderrLogger;
   const watch = relayWatch(logger);
   const { db } = options;
   const producers = producerSlot(options, logger);
