@@ -22,6 +22,10 @@ const fields = [
   'dedup_10m_vs_1m',
   'parallel_keys50_speedup',
   'eos_vs_alo',
+  'wal_eps',
+  'wal_vs_poll',
+  'wal_p99_ms',
+  'e2e_hops_p99_ms',
 ];
 
 test('bench --quick: every phase runs and the last line has every field as a positive number', async (t) => {
@@ -41,7 +45,11 @@ test('bench --quick: every phase runs and the last line has every field as a pos
   );
   assert.deepEqual(Object.keys(summary), fields);
   for (const name of fields) {
-    const value = Number(summary[name]);
-    assert.ok(Number.isFinite(value) && value > 0, `${name}=${summary[name]}`);
+    // e2e_hops_p99_ms is the three hops' p99, `a/b/c`; every other field one number.
+    for (const part of (summary[name] ?? '').split('/')) {
+      const value = Number(part);
+      assert.ok(part !== '' && Number.isFinite(value) && value > 0, `${name}=${summary[name]}`);
+    }
   }
+  assert.equal(summary.e2e_hops_p99_ms?.split('/').length, 3, `e2e_hops_p99_ms=${summary.e2e_hops_p99_ms}`);
 });
