@@ -102,22 +102,31 @@ try {
   // 2. consume
   if (phases.has('consume')) {
     const consumeTopic = topic('consume');
-    await admin.createTopics([{ topic: consumeTopic, partitions: 6 }]);
-    log(`preloading ${events} events of ~1 KB into 6 partitions`);
+    // The same events in the structured content mode (one header instead of the binary mode's ce_* headers): the
+    // raw read of both is what the headers cost on this client (headers_vs_plain).
+    const structuredTopic = topic('consume-structured');
+    await admin.createTopics([
+      { topic: consumeTopic, partitions: 6 },
+      { topic: structuredTopic, partitions: 6 },
+    ]);
+    log(`preloading ${events} events of ~1 KB into 6 partitions, binary mode and structured mode`);
     const producer = transport.producer();
     await preload(producer, consumeTopic, events);
+    await preload(producer, structuredTopic, events, 'structured');
     await producer.close();
     // The client alone first and the transport right after, on the same topic: their ratio is the transport's cost.
     const clientRaw = await consumeClientRaw(consumeTopic, events, `client-raw-${id}`);
     log(`consume client_raw (the Confluent client alone, eachBatch, auto-commit): ${clientRaw.eps} events/s`);
     const raw = await consumeRaw(transport, consumeTopic, events, `raw-${id}`);
-    log(`consume raw (the project's transport): ${raw.eps} events/s`);
+    log(`consume raw (the project's transport, binary mode): ${raw.eps} events/s`);
+    const rawStructured = await consumeRaw(transport, structuredTopic, events, `raw-structured-${id}`);
+    log(`consume raw (the project's transport, structured mode): ${rawStructured.eps} events/s`);
     const perRecord = await consumePerRecord(db, transport, schema, consumeTopic, perRecordEvents, `per-record-${id}`);
     log(`consume per-record (${perRecordEvents} events): ${perRecord.eps} events/s`);
     const batch = await consumeBatch(db, transport, schema, consumeTopic, events, `batch-${id}`);
     log(`consume effectively batch: ${batch.eps} events/s`);
-    results.consume = { client_raw: clientRaw, raw, per_record: perRecord, batch };
-    await admin.deleteTopics([consumeTopic]).catch(() => undefined);
+    results.consume = { client_raw: clientRaw, raw, raw_structured: rawStructured, per_record: perRecord, batch };
+    await admin.deleteTopics([consumeTopic, structuredTopic]).catch(() => undefined);
     await settle();
   }
 
@@ -214,7 +223,13 @@ if (phases.has('embedded')) {
 }
 
 const consume = results.consume as
-  | { client_raw: { eps: number }; raw: { eps: number }; per_record: { eps: number }; batch: { eps: number } }
+  | {
+      client_raw: { eps: number };
+      raw: { eps: number };
+      raw_structured: { eps: number };
+      per_record: { eps: number };
+      batch: { eps: number };
+    }
   | undefined;
 const summary = {
   batch_vs_raw: consume && round(consume.batch.eps / consume.raw.eps),
@@ -235,6 +250,8 @@ const summary = {
   wal_vs_poll: (results.wal as { wal_vs_poll: number } | undefined)?.wal_vs_poll,
   wal_p99_ms: (results.wal as { latency: { p99_ms: number } } | undefined)?.latency.p99_ms,
   e2e_hops_p99_ms: (results.e2e as { hops_p99_ms: number[] } | undefined)?.hops_p99_ms.join('/'),
+  transport_raw_headers_eps: consume?.raw.eps,
+  headers_vs_plain: consume && round(consume.raw.eps / consume.raw_structured.eps),
 };
 results.summary = summary;
 const file = new URL(

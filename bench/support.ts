@@ -1,5 +1,5 @@
 // Shared pieces of the benchmarks: preloading topics, timing, percentiles, memory sampling.
-import { encodeEvent } from '../src/envelope/cloudevents.ts';
+import { type ContentMode, encodeEventAs } from '../src/envelope/cloudevents.ts';
 import { createEvent } from '../src/envelope/event.ts';
 import type { Producer } from '../src/transport/port.ts';
 
@@ -16,10 +16,17 @@ export function benchEvent(topic: string, n: number) {
   });
 }
 
-export async function preload(producer: Producer, topic: string, events: number, chunk = 5000): Promise<void> {
+/** Writes `events` bench events to `topic` in the given CloudEvents content mode (binary, the library's default). */
+export async function preload(
+  producer: Producer,
+  topic: string,
+  events: number,
+  mode: ContentMode = 'binary',
+  chunk = 5000,
+): Promise<void> {
   for (let from = 0; from < events; from += chunk) {
     const records = [];
-    for (let n = from; n < Math.min(from + chunk, events); n++) records.push(encodeEvent(benchEvent(topic, n)));
+    for (let n = from; n < Math.min(from + chunk, events); n++) records.push(encodeEventAs(benchEvent(topic, n), mode));
     await producer.send(records);
   }
 }

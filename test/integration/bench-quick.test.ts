@@ -26,6 +26,8 @@ const fields = [
   'wal_vs_poll',
   'wal_p99_ms',
   'e2e_hops_p99_ms',
+  'transport_raw_headers_eps',
+  'headers_vs_plain',
 ];
 
 test('bench --quick: every phase runs and the last line has every field as a positive number', async (t) => {
