@@ -13,9 +13,14 @@ import { parseVersion } from './version.ts';
 
 /**
  * CloudEvents 1.0, Kafka protocol binding, binary content mode: attributes travel as `ce_*` headers, the record value
- * is the data, the record key is the partition key. `version` travels as the extension attribute `ce_version`,
- * and the key also as the partitioning extension `ce_partitionkey`. The structured mode is in `structured.ts`;
- * `decodeEvent` reads both, `encodeEventAs` writes either.
+ * is the data, the record key is the partition key. `version` travels as the extension attribute `ce_version`. The
+ * structured mode is in `structured.ts`; `decodeEvent` reads both, `encodeEventAs` writes either.
+ *
+ * Headers written: only what an event of ours carries and the key does not already say: `ce_specversion`, `ce_id`,
+ * `ce_type`, `ce_source` (required), `ce_time`, `content-type` (the datacontenttype), `ce_version` when set. Each
+ * header costs the Kafka client a native conversion per record on read (docs/kafka.md, "Reading CloudEvents headers"):
+ * the partitioning extension `ce_partitionkey`, a copy of the record key, is no longer written (6 headers instead of
+ * 7 read about 1.17x faster). It is still read: a record of another producer without a key takes its key from it.
  */
 const contentType = 'application/json';
 const reserved = new Set([
@@ -36,7 +41,6 @@ export function encodeEvent(event: Event): OutgoingRecord {
   headers.ce_type = event.type;
   headers.ce_source = event.source;
   headers.ce_time = event.time;
-  headers.ce_partitionkey = event.key;
   headers['content-type'] = contentType;
   if (event.version !== undefined) headers.ce_version = String(event.version);
   return {

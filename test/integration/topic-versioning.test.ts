@@ -133,8 +133,8 @@ async function walkMigration(t: TestContext, walk: Walk): Promise<WalkResult> {
     );
   const outboxRows = async () =>
     (
-      await db.query<{ id: string; topic: string; headers: Record<string, string>; payload: Uint8Array }>(
-        `SELECT id::text AS id, topic, headers, payload FROM ${schema}.outbox ORDER BY seq`,
+      await db.query<{ id: string; topic: string; key: string; headers: Record<string, string>; payload: Uint8Array }>(
+        `SELECT id::text AS id, topic, key, headers, payload FROM ${schema}.outbox ORDER BY seq`,
       )
     ).rows;
   const endSum = async (topic: string) =>
@@ -179,7 +179,7 @@ async function walkMigration(t: TestContext, walk: Walk): Promise<WalkResult> {
     assert.ok(old && next, `${event.id} is in the outbox for both topics`);
     assert.equal(next.headers.ce_id, event.id);
     assert.equal(next.headers.ce_type, v2Type);
-    assert.equal(next.headers.ce_partitionkey, event.key);
+    assert.equal(next.key, event.key);
     assert.deepEqual(JSON.parse(Buffer.from(next.payload).toString('utf8')), upcast(event as Event<V1>).data);
     assert.deepEqual(JSON.parse(Buffer.from(old.payload).toString('utf8')), event.data);
   }
