@@ -19,8 +19,8 @@ import { parseVersion } from './version.ts';
  * Headers written: only what an event of ours carries and the key does not already say: `ce_specversion`, `ce_id`,
  * `ce_type`, `ce_source` (required), `ce_time`, `content-type` (the datacontenttype), `ce_version` when set. Each
  * header costs the Kafka client a native conversion per record on read (docs/kafka.md, "Reading CloudEvents headers"):
- * the partitioning extension `ce_partitionkey`, a copy of the record key, is no longer written (6 headers instead of
- * 7 read about 1.17x faster). It is still read: a record of another producer without a key takes its key from it.
+ * the partitioning extension `ce_partitionkey`, a copy of the record key, is no longer written (one conversion less per
+ * record, about 8 % of the read). It is still read: a record of another producer without a key takes its key from it.
  */
 const contentType = 'application/json';
 const reserved = new Set([
