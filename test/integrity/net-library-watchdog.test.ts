@@ -5,13 +5,17 @@
 // A handler's statement that runs longer than the short bound is not cut by it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { createConsumer } from '../../src/consumer/consumer.ts';
 import { GuardedTx } from '../../src/consumer/guarded-tx.ts';
 import { pgWatchdogs } from '../../src/db/pg.ts';
 import { isConnectionLost } from '../../src/db/sqlstate.ts';
 import { handlerStatements } from '../../src/db/watchdog.ts';
+import { encodeEvent } from '../../src/envelope/cloudevents.ts';
+import { createEvent } from '../../src/envelope/event.ts';
 import { EffectivelyError } from '../../src/errors.ts';
+import { silentLogger } from '../../src/observability/logger.ts';
 import { sleep } from '../../src/observability/sleep.ts';
-import { freshSchema } from '../support/fixtures.ts';
+import { eventually, freshSchema, freshTopic, randomName } from '../support/fixtures.ts';
 import { proxiedDb } from '../support/proxied-db.ts';
 import { needs } from '../support/services.ts';
 
@@ -78,6 +82,61 @@ describe('the library watchdog', { concurrency: 3 }, () => {
       (error: EffectivelyError) => error.code === 'EFF_DB_NO_ANSWER' && error.details?.statement === 'SELECT',
     );
     await assert.rejects(db.query(slow), (error: EffectivelyError) => error.code === 'EFF_DB_NO_ANSWER');
+  });
+
+  // One record per batch and maxAttempts 1: an attempt counted for the silent connection gives the record up at once.
+  // The answer to record 1's BEGIN is lost (nothing written, nothing locked): the transaction fails on its watchdog.
+  async function consumerMeetsLostBegin(t: import('node:test').TestContext, watchdogs: object) {
+    const { db: direct, schema } = await freshSchema(t);
+    await direct.query(`CREATE TABLE ${schema}.applied (n int NOT NULL)`);
+    const { transport, topic } = await freshTopic(t, 1);
+    const { db, proxy } = await proxiedDb(t, { ...long, ...watchdogs });
+    let lost: Promise<void> | undefined;
+    const consumer = createConsumer({
+      db,
+      transport,
+      group: randomName('g'),
+      topics: [topic],
+      schema,
+      logger: silentLogger,
+      maxBatchSize: 1,
+      maxAttempts: 1,
+      retry: { baseMs: 20, capMs: 100 },
+      handler: async (event, { tx }) => {
+        const { n } = event.data as { n: number };
+        // after record 0's statements, the next BEGIN on this pool is record 1's
+        if (n === 0 && !lost) lost = proxy.silenceAfter('BEGIN');
+        await tx.query(`INSERT INTO ${schema}.applied (n) VALUES ($1)`, [n]);
+      },
+    });
+    t.after(() => consumer.close());
+    await consumer.start();
+    const producer = transport.producer();
+    await producer.send(
+      [0, 1, 2].map((n) => encodeEvent(createEvent({ topic, type: 'x', source: '/t', key: 'k', data: { n } }))),
+    );
+    await producer.close();
+    const rows = async (sql: string) => (await direct.query<{ n: number }>(sql)).rows.map((row) => row.n);
+    const applied = () => rows(`SELECT n FROM ${schema}.applied ORDER BY n`);
+    const dead = () => rows(`SELECT "offset"::int AS n FROM ${schema}.dead_letters ORDER BY 1`);
+    await eventually(async () => (await applied()).includes(2), 20_000, 'the record after the silent one settled');
+    await sleep(300);
+    return { applied: await applied(), dead: await dead(), lost };
+  }
+
+  test("a consumer takes its own statement's silence for an outage: no attempt counted, nothing given up", async (t) => {
+    if (!(await needs(t, 'kafka', 'postgres'))) return;
+    const { applied, dead, lost } = await consumerMeetsLostBegin(t, { libraryQueryTimeoutMs: shortMs });
+    assert.ok(lost, 'the BEGIN was sent and its answer lost');
+    assert.deepEqual(applied, [0, 1, 2], 'each record applied once');
+    assert.deepEqual(dead, [], 'the record whose connection went silent is not a dead letter');
+  });
+
+  test("naive twin: the pool's watchdog (a handler's) deciding, the silence counts as the record's attempt", async (t) => {
+    if (!(await needs(t, 'kafka', 'postgres'))) return;
+    const { applied, dead } = await consumerMeetsLostBegin(t, { libraryQueryTimeoutMs: 0, queryTimeoutMs: shortMs });
+    assert.deepEqual(dead, [1], 'given up on as a failure of its own');
+    assert.deepEqual(applied, [0, 2], 'its event never applied: lost to a network fault');
   });
 
   test('defaults: 10 s for the library, the pool watchdog for handlers, off with the pool watchdog', () => {
