@@ -5,6 +5,7 @@
 // node-postgres reads `query_timeout` per query from the query config object before the connection's own.
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import type { Queryable } from './port.ts';
+import { isConnectionLost } from './sqlstate.ts';
 
 /** Where a transaction's view keeps the handler's view of the same connection (the pool's longer watchdog). */
 const handlerView = Symbol('effectively.db.handlerStatements');
@@ -20,6 +21,21 @@ interface ConfigQueryable {
 /** pg's watchdog error: no code, this message (node-postgres' client.js). */
 export function isWatchdogTimeout(error: unknown): boolean {
   return error instanceof Error && !(error instanceof EffectivelyError) && error.message === 'Query read timeout';
+}
+
+/** Connection failures of the library's own statements (never a record's fault, whatever a fresh connection says). */
+const ownFailures = new WeakSet<object>();
+
+/**
+ * True when `error` is a lost connection met by one of the library's own statements (BEGIN, the dedup claim, COMMIT...),
+ * or its watchdog's `EFF_DB_NO_ANSWER`: the consumer's database connection failed, not the record being applied.
+ */
+export function lostInLibraryStatement(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if ((error as { code?: unknown }).code === ErrorCodes.EFF_DB_NO_ANSWER) {
+    return (error as EffectivelyError).details?.watchdog === 'libraryQueryTimeoutMs';
+  }
+  return ownFailures.has(error);
 }
 
 /** The first word of a statement (`COMMIT`, `INSERT`, `WITH`…): enough to say which one got no answer. */
@@ -64,14 +80,17 @@ function send(target: ConfigQueryable, statement: Statement, values: unknown[] |
  * watchdog (`handlerMs`, for the error's message only: node-postgres applies it).
  */
 export function watched(target: ConfigQueryable, ownMs: number, handlerMs?: number): Queryable {
-  const view = (ms: number, shown: number | undefined, who: string): Queryable => ({
+  const view = (ms: number, shown: number | undefined, who: string, library: boolean): Queryable => ({
     query: ((statement: Statement, values?: unknown[]) =>
       send(target, statement, values, ms).catch((error: unknown) => {
+        if (library && isConnectionLost(error) && typeof error === 'object' && error !== null) ownFailures.add(error);
         throw noAnswer(error, statement, shown, who);
       })) as Queryable['query'],
   });
-  const own = view(ownMs, ownMs || handlerMs, ownMs > 0 ? 'libraryQueryTimeoutMs' : 'queryTimeoutMs');
-  if (handlerMs !== undefined) Object.defineProperty(own, handlerView, { value: view(0, handlerMs, 'queryTimeoutMs') });
+  const own = view(ownMs, ownMs || handlerMs, ownMs > 0 ? 'libraryQueryTimeoutMs' : 'queryTimeoutMs', ownMs > 0);
+  if (handlerMs !== undefined) {
+    Object.defineProperty(own, handlerView, { value: view(0, handlerMs, 'queryTimeoutMs', false) });
+  }
   return own;
 }
 

@@ -86,7 +86,11 @@ describe('the library watchdog', { concurrency: 3 }, () => {
 
   // One record per batch and maxAttempts 1: an attempt counted for the silent connection gives the record up at once.
   // The answer to record 1's BEGIN is lost (nothing written, nothing locked): the transaction fails on its watchdog.
-  async function consumerMeetsLostBegin(t: import('node:test').TestContext, watchdogs: object) {
+  async function consumerMeetsLostBegin(
+    t: import('node:test').TestContext,
+    watchdogs: object,
+    fault: 'silence' | 'reset' = 'silence',
+  ) {
     const { db: direct, schema } = await freshSchema(t);
     await direct.query(`CREATE TABLE ${schema}.applied (n int NOT NULL)`);
     const { transport, topic } = await freshTopic(t, 1);
@@ -105,7 +109,7 @@ describe('the library watchdog', { concurrency: 3 }, () => {
       handler: async (event, { tx }) => {
         const { n } = event.data as { n: number };
         // after record 0's statements, the next BEGIN on this pool is record 1's
-        if (n === 0 && !lost) lost = proxy.silenceAfter('BEGIN');
+        if (n === 0 && !lost) lost = fault === 'silence' ? proxy.silenceAfter('BEGIN') : proxy.resetOn('BEGIN');
         await tx.query(`INSERT INTO ${schema}.applied (n) VALUES ($1)`, [n]);
       },
     });
@@ -137,6 +141,21 @@ describe('the library watchdog', { concurrency: 3 }, () => {
     const { applied, dead } = await consumerMeetsLostBegin(t, { libraryQueryTimeoutMs: 0, queryTimeoutMs: shortMs });
     assert.deepEqual(dead, [1], 'given up on as a failure of its own');
     assert.deepEqual(applied, [0, 2], 'its event never applied: lost to a network fault');
+  });
+
+  test("a reset of the library's own statement is an outage too, though a new connection answers at once", async (t) => {
+    if (!(await needs(t, 'kafka', 'postgres'))) return;
+    const { applied, dead, lost } = await consumerMeetsLostBegin(t, { libraryQueryTimeoutMs: shortMs }, 'reset');
+    assert.ok(lost, "record 1's BEGIN met a reset");
+    assert.deepEqual(applied, [0, 1, 2], 'each record applied once');
+    assert.deepEqual(dead, [], 'nothing given up on');
+  });
+
+  test("naive twin: the library's statements not known apart (the probe decides), the reset is the record's attempt", async (t) => {
+    if (!(await needs(t, 'kafka', 'postgres'))) return;
+    const { applied, dead } = await consumerMeetsLostBegin(t, { libraryQueryTimeoutMs: 0 }, 'reset');
+    assert.deepEqual(dead, [1], 'given up on as a failure of its own');
+    assert.deepEqual(applied, [0, 2], 'its event never applied: lost to a reset');
   });
 
   test('defaults: 10 s for the library, the pool watchdog for handlers, off with the pool watchdog', () => {
