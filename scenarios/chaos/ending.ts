@@ -26,8 +26,18 @@ function endingVerdict(result: ChaosResult): Ending {
     `chaos: delivered=${result.delivered} pending_outbox=${result.pendingOutbox} pending_topic=${result.pendingTopic}` +
     ` unwritten=${result.unwritten} lost=${result.lost}`;
   if (result.lost > 0) {
+    // Where the lost went, when the library gave up on them (a dead letter, a refused row): the lead to their cause.
+    const givenUp = (result.givenUp ?? []).map(
+      (row) => `chaos: lost order=${row.key} ${row.how}: ${row.reason.replace(/\s+/g, ' ').slice(0, 300)}`,
+    );
+    const why = `chaos: lost=${result.lost} dead_lettered=${result.deadLettered ?? 0} refused=${result.refused ?? 0}`;
     return {
-      lines: [...(result.pending > 0 ? [where] : []), `${head} lost=${result.lost} duplicated=${result.duplicated}`],
+      lines: [
+        ...(result.pending > 0 ? [where] : []),
+        why,
+        ...givenUp,
+        `${head} lost=${result.lost} duplicated=${result.duplicated}`,
+      ],
       exitCode: 1,
     };
   }

@@ -52,6 +52,8 @@ export interface FaultProxy {
    * silent both ways (the request reaches the server, its answer never comes back). Resolves when it happened.
    */
   silenceAfter(match: string): Promise<void>;
+  /** One-shot: the next chunk the client sends that contains `match` is dropped and its connection reset (both ends). */
+  resetOn(match: string): Promise<void>;
   /** New connections are forwarded at full speed again; shaping is off on open ones. Silenced ones stay silent. */
   heal(): void;
   /** Cuts every connection, refuses new ones for `downMs`, then accepts again on the same port (a server restart). */
@@ -71,7 +73,7 @@ export async function faultProxy(
     up: { shape: {}, muted: false, busyUntil: 0 },
     down: { shape: {}, muted: false, busyUntil: 0 },
   };
-  let trigger: { match: Buffer; fired: () => void } | undefined;
+  let trigger: { match: Buffer; fired: () => void; reset?: boolean } | undefined;
   let server: Server | undefined;
   let port = options.port ?? 0;
   let accepted = 0;
@@ -83,6 +85,14 @@ export async function faultProxy(
     from.on('data', (chunk: Buffer) => {
       if (pump.muted) return; // read and dropped: the sender's TCP sees its data acknowledged, and it goes nowhere
       const fire = direction === 'up' && trigger && chunk.includes(trigger.match) ? trigger : undefined;
+      if (fire?.reset) {
+        // the request never reaches the server: both ends of this link are reset instead
+        trigger = undefined;
+        link.client.resetAndDestroy();
+        link.upstream.resetAndDestroy();
+        fire.fired();
+        return;
+      }
       const { latencyMs = 0, jitterMs = 0, bytesPerSecond = 0 } = pump.shape;
       const now = Date.now();
       if (latencyMs + jitterMs + bytesPerSecond === 0 && pump.busyUntil <= now) {
@@ -183,6 +193,11 @@ export async function faultProxy(
     silenceAfter(match) {
       return new Promise<void>((fired) => {
         trigger = { match: Buffer.from(match), fired };
+      });
+    },
+    resetOn(match) {
+      return new Promise<void>((fired) => {
+        trigger = { match: Buffer.from(match), fired, reset: true };
       });
     },
     heal() {

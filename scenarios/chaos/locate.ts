@@ -16,10 +16,18 @@ export interface Whereabouts {
   pendingTopic: number;
   /** Missing events found nowhere: not in the outbox, not on the topic past the committed offset, not applied. */
   lost: number;
+  /** Of the lost: dead-lettered by the group, or set aside by the relay as refused (each with its reason, for the log). */
+  deadLettered: number;
+  refused: number;
+  givenUp: { key: string; how: string; reason: string }[];
 }
 
 const sql = (schema: string) =>
-  loadSqlSet(import.meta.url, { missing: 'missing.sql', inOutbox: 'in-outbox.sql', claimed: 'claimed.sql' }, schema);
+  loadSqlSet(
+    import.meta.url,
+    { missing: 'missing.sql', inOutbox: 'in-outbox.sql', claimed: 'claimed.sql', givenUp: 'given-up.sql' },
+    schema,
+  );
 
 export async function locateMissing(
   db: Db,
@@ -31,7 +39,9 @@ export async function locateMissing(
     untilUp(() => db.query<R>(text, params), { what: 'auditor' });
   const { rows } = await query<{ id: string }>(queries.missing);
   const missing = new Set(rows.map((row) => row.id));
-  if (missing.size === 0) return { missing: 0, pendingOutbox: 0, pendingTopic: 0, lost: 0 };
+  if (missing.size === 0) {
+    return { missing: 0, pendingOutbox: 0, pendingTopic: 0, lost: 0, deadLettered: 0, refused: 0, givenUp: [] };
+  }
   // The topic first: an event the relay published but had not yet deleted from the outbox (killed in between) is on
   // its way to the consumer; the outbox copy is a republish the consumer will deduplicate.
   const onTopic = await findOnTopicPastCommitted(transport, where, missing);
@@ -53,7 +63,19 @@ export async function locateMissing(
     [...found.values()].filter((eventIds) => [...eventIds].some((id) => !claimed.has(id))).length;
   const pendingTopic = pending(onTopic);
   const pendingOutbox = pending(inOutbox);
-  return { missing: missing.size, pendingTopic, pendingOutbox, lost: missing.size - pendingTopic - pendingOutbox };
+  // A loss the library explains: given up on (a dead letter, a refused row) rather than vanished.
+  const givenUp = (
+    await query<{ key: string; how: string; reason: string }>(queries.givenUp, [where.group, [...missing]])
+  ).rows;
+  return {
+    missing: missing.size,
+    pendingTopic,
+    pendingOutbox,
+    lost: missing.size - pendingTopic - pendingOutbox,
+    deadLettered: givenUp.filter((row) => row.how === 'dead-letter').length,
+    refused: givenUp.filter((row) => row.how === 'refused').length,
+    givenUp,
+  };
 }
 
 /**

@@ -95,6 +95,11 @@ export interface ChaosResult {
   unwritten: number;
   /** Events provably gone: no e-mail, not in the outbox, not on the topic past the group's committed offset. */
   lost: number;
+  /** Of the lost: dead-lettered by the group, set aside by the relay as refused (the library gave up on them). */
+  deadLettered: number;
+  refused: number;
+  /** The lost events the library gave up on, with how and why (the run's log prints them). */
+  givenUp: { key: string; how: string; reason: string }[];
   duplicated: number;
   /** With `keys`: e-mails applied before an earlier order of their key (by the e-mails' insertion order); else null. */
   outOfOrder: number | null;
@@ -344,6 +349,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       pendingTopic: where.pendingTopic,
       unwritten,
       lost: where.lost,
+      deadLettered: where.deadLettered,
+      refused: where.refused,
+      givenUp: where.givenUp,
       duplicated: final.duplicated,
       outOfOrder,
       killsAt: children.killsAt,

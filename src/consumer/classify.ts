@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/port.ts';
 import { isConnectionLost, sqlState } from '../db/sqlstate.ts';
+import { lostInLibraryStatement } from '../db/watchdog.ts';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
 
 /**
@@ -24,11 +25,17 @@ export function isPermanent(error: unknown, permanent: PermanentErrors = []): bo
 
 /**
  * Whether a failure is an outage (nobody's fault: wait, count no attempt) rather than the record's: the schema registry
- * unreachable, or a lost connection while the consumer's own database indeed does not answer. A refused connection
+ * unreachable, one of the library's own statements that lost its connection or got no answer (`EFF_DB_NO_ANSWER` by
+ * `libraryQueryTimeoutMs`), or
+ * a lost connection while the consumer's own database indeed does not answer. A refused connection
  * of the handler's own (a third-party call) with the database up is the record's failure, counted like any other.
  */
 export function outageProbe(db: Queryable): (error: unknown) => Promise<boolean> {
   return async (error) => {
+    // The library's own statement (BEGIN, the dedup claim, COMMIT...) lost its connection or got no answer within its
+    // watchdog: the consumer's database connection failed, whatever a fresh connection answers now (a reset or a
+    // silence is healed by then). A handler's statement past the pool's watchdog is the record's failure, counted.
+    if (lostInLibraryStatement(error)) return true;
     if (error instanceof EffectivelyError) return error.code === ErrorCodes.EFF_SCHEMA_REGISTRY_UNAVAILABLE;
     if (!isConnectionLost(error)) return false;
     return db.query('SELECT 1').then(

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/port.ts';
 import { sqlState } from '../db/sqlstate.ts';
+import { handlerStatements } from '../db/watchdog.ts';
 import { transactionAborted } from '../errors.ts';
 
 /**
@@ -17,8 +18,12 @@ export class GuardedTx {
   #failures = 0;
   #savepoints = 0;
   readonly tx: Queryable;
+  /** The transaction as the handler's statements use it: the pool's longer watchdog, not the library's short one. */
+  private readonly raw: Queryable;
 
-  constructor(private readonly raw: Queryable) {
+  constructor(libraryTx: Queryable) {
+    const raw = handlerStatements(libraryTx);
+    this.raw = raw;
     const noteFailure = (error: unknown): never => {
       if (this.#failures === 0) this.#swallowed = error;
       this.#failed = true;

@@ -25,6 +25,8 @@ export class StartedRecords {
   readonly #careful = new Map<string, number>();
   /** Per partition, offsets this assignment counted a start of and has not finished. */
   readonly #counted = new Map<string, Set<string>>();
+  /** Per partition, offsets this assignment counted a start alone of and has not finished. */
+  readonly #alone = new Map<string, Set<string>>();
 
   /** `budget`: records applied carefully after a death (the largest batch that can have held the culprit). */
   constructor(db: Db, options: { group: string; schema: string; maxAttempts: number; budget: number }) {
@@ -52,8 +54,13 @@ export class StartedRecords {
    */
   async startAlone(record: IncomingRecord): Promise<PermanentError | undefined> {
     const key = partitionId(record);
+    // Started alone before by this assignment and not finished: this is a retry in the same process (an outage, a
+    // contention, a failure counted in memory), not a death. Counted once: a silent connection or a lock wait retried
+    // three times would otherwise give the record up as a killer (the chaos kit's lost event, issue 35).
+    if (this.#alone.get(key)?.has(record.offset)) return undefined;
     this.#careful.set(key, Math.max(0, (this.#careful.get(key) ?? 1) - 1));
     const { alone } = await this.#begin(record, true);
+    this.#alone.set(key, (this.#alone.get(key) ?? new Set<string>()).add(record.offset));
     if (alone <= this.#maxAttempts) return undefined;
     return new PermanentError(
       `started alone ${alone - 1} times without finishing (the process died or the partition moved before the handler returned); not tried again`,
@@ -81,7 +88,10 @@ export class StartedRecords {
 
   /** `records` committed (applied or given up on): no longer counted by this assignment. */
   finished(records: readonly IncomingRecord[]): void {
-    for (const record of records) this.#counted.get(partitionId(record))?.delete(record.offset);
+    for (const record of records) {
+      this.#counted.get(partitionId(record))?.delete(record.offset);
+      this.#alone.get(partitionId(record))?.delete(record.offset);
+    }
   }
 
   /** The assignment of `partitions` ended: counted again at the next one. */
@@ -90,11 +100,13 @@ export class StartedRecords {
       const key = partitionId(partition);
       this.#careful.delete(key);
       this.#counted.delete(key);
+      this.#alone.delete(key);
     }
   }
 
   close(): void {
     this.#careful.clear();
     this.#counted.clear();
+    this.#alone.clear();
   }
 }

@@ -4,6 +4,17 @@ import { notMigrated, rethrowNotMigrated } from './not-migrated.ts';
 import type { Db, Queryable } from './port.ts';
 import { type SingleSessionGuard, singleSessionGuard } from './single-session.ts';
 import { sqlState } from './sqlstate.ts';
+import { isWatchdogTimeout, watched } from './watchdog.ts';
+
+/** A statement that got no answer (the library's watchdog or the pool's), whatever wraps it (EFF_TX_ABORTED's cause). */
+function silent(error: unknown): boolean {
+  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 8; depth++) {
+    if (isWatchdogTimeout(at) || (at as { code?: unknown }).code === 'EFF_DB_NO_ANSWER') return true;
+    // the cause of a coded error, or the error a consumer's HandlerFailure carries
+    at = (at as { cause?: unknown }).cause ?? (at as { error?: unknown }).error;
+  }
+  return false;
+}
 
 export interface PgDbOptions {
   /** Default `DATABASE_URL` or `postgres://postgres@127.0.0.1:5432/postgres`. */
@@ -34,8 +45,21 @@ export interface PgDbOptions {
    * Client-side watchdog (node-postgres `query_timeout`): a query with no answer after this long is failed and its
    * connection discarded, so a process whose connection went silent recovers instead of waiting for ever (TCP alone
    * notices after many minutes). Default: `statementTimeoutMs` + 30,000 ms (off when that is 0); 0 turns it off.
+   * It bounds a handler's statements in the consumer's transaction (which may legitimately run long); the library's
+   * own statements have the shorter `libraryQueryTimeoutMs`.
    */
   queryTimeoutMs?: number;
+  /**
+   * Client-side watchdog on the library's own statements (BEGIN, COMMIT and ROLLBACK, the dedup claim, the relay's
+   * reads and deletes, offsets, leases, migrations, and whatever else is sent through the Db itself: `db.query`, the
+   * `tx` of `db.transaction` outside a handler). They answer in milliseconds on a healthy network, so a silent
+   * connection (a COMMIT whose answer is lost, a half-open socket) fails with `EFF_DB_NO_ANSWER` after this long,
+   * its connection discarded, instead of after the longer `queryTimeoutMs`. Default 10,000 ms, or `queryTimeoutMs`
+   * when that is shorter; off (0) when `queryTimeoutMs` is off. A statement of your own sent through `db.transaction`
+   * that may run longer needs a larger value (or your own pool). It is client-side only: the server's
+   * `statement_timeout` is unchanged.
+   */
+  libraryQueryTimeoutMs?: number;
   /** Most time to open a connection, TLS and authentication included (default 10,000 ms; 0: no limit). */
   connectionTimeoutMs?: number;
   /**
@@ -76,9 +100,17 @@ export function pgPoolConfig(options: PgDbOptions = {}): pg.PoolConfig {
   const idleInTransaction =
     fromUrl('idle_in_transaction_session_timeout') ?? options.idleInTransactionTimeoutMs ?? 60_000;
   const queryTimeout = options.queryTimeoutMs ?? (statementTimeout > 0 ? statementTimeout + 30_000 : 0);
+  const libraryQueryTimeout = libraryWatchdogMs(options.libraryQueryTimeoutMs, queryTimeout);
   const keepAliveDelay = options.keepAliveDelayMs ?? 10_000;
   const connectionTimeout = options.connectionTimeoutMs ?? 10_000;
-  const given = { statementTimeout, idleInTransaction, queryTimeout, connectionTimeout, keepAliveDelay };
+  const given = {
+    statementTimeout,
+    idleInTransaction,
+    queryTimeout,
+    libraryQueryTimeout,
+    connectionTimeout,
+    keepAliveDelay,
+  };
   for (const [name, value] of Object.entries(given)) {
     if (!Number.isInteger(value) || value < 0 || value > 2 ** 31 - 1) {
       throw invalidOptions(`${name}Ms`, 'an integer number of milliseconds in 0..2147483647');
@@ -100,6 +132,19 @@ export function pgPoolConfig(options: PgDbOptions = {}): pg.PoolConfig {
   };
 }
 
+/** The library's own watchdog (see `libraryQueryTimeoutMs`): 10 s, or the pool's when shorter; off with the pool's. */
+function libraryWatchdogMs(given: number | undefined, queryTimeout: number): number {
+  if (given !== undefined) return given;
+  return queryTimeout > 0 ? Math.min(10_000, queryTimeout) : 0;
+}
+
+/** The pool's watchdog and the library's, as `pgDb` sets them (0: off). */
+export function pgWatchdogs(options: PgDbOptions = {}): { queryTimeoutMs: number; libraryQueryTimeoutMs: number } {
+  const config = pgPoolConfig(options);
+  const queryTimeoutMs = Number(config.query_timeout ?? 0);
+  return { queryTimeoutMs, libraryQueryTimeoutMs: libraryWatchdogMs(options.libraryQueryTimeoutMs, queryTimeoutMs) };
+}
+
 export function defaultDatabaseUrl(): string {
   return process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 }
@@ -112,15 +157,27 @@ export function defaultDatabaseUrl(): string {
  */
 export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
   const pool = source instanceof pg.Pool ? source : new pg.Pool(pgPoolConfig(source));
-  return poolDb(pool, { ownsPool: !(source instanceof pg.Pool), guarded: pool.options.max === 1 });
+  const watchdogs = source instanceof pg.Pool ? undefined : pgWatchdogs(source);
+  return poolDb(pool, {
+    ownsPool: !(source instanceof pg.Pool),
+    guarded: pool.options.max === 1,
+    ...(watchdogs && { libraryQueryTimeoutMs: watchdogs.libraryQueryTimeoutMs }),
+  });
 }
 
 /**
  * The Db of a pool. `guarded`: refuse re-entrance (a pool of one connection); off only for PGlite's and the tests'
- * naive twins, to show the wait the guard prevents.
+ * naive twins, to show the wait the guard prevents. `libraryQueryTimeoutMs`: the watchdog of the library's own
+ * statements (watchdog.ts; absent or 0: the pool's own, e.g. PGlite's none).
  */
-export function poolDb(pool: pg.Pool, options: { ownsPool: boolean; guarded: boolean }): Db {
+export function poolDb(
+  pool: pg.Pool,
+  options: { ownsPool: boolean; guarded: boolean; libraryQueryTimeoutMs?: number },
+): Db {
   const { ownsPool } = options;
+  const ownMs = options.libraryQueryTimeoutMs ?? 0;
+  const handlerMs = Number(pool.options.query_timeout ?? 0) || undefined;
+  const poolView = watched(pool as never, ownMs, undefined);
   const guard: SingleSessionGuard | undefined = options.guarded ? singleSessionGuard() : undefined;
   // An idle client that loses its server emits 'error' on the pool; without a listener that would crash the process.
   pool.on('error', () => undefined);
@@ -130,7 +187,7 @@ export function poolDb(pool: pg.Pool, options: { ownsPool: boolean; guarded: boo
     // a library table missing (never migrated) becomes EFF_NOT_MIGRATED, naming the command to run
     async query(text, params) {
       guard?.refuseInside('query');
-      return pool.query(text, params).catch(rethrowNotMigrated) as never;
+      return poolView.query(text, params).catch(rethrowNotMigrated) as never;
     },
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
       guard?.refuseInside('transaction');
@@ -143,20 +200,28 @@ export function poolDb(pool: pg.Pool, options: { ownsPool: boolean; guarded: boo
         if (broken === undefined || sqlState(error) !== undefined) broken = error;
       };
       client.on('error', onError);
+      // The library's statements on the short watchdog; a handler's through handlerStatements(tx), the pool's.
+      const tx = watched(client as never, ownMs, handlerMs ?? 0);
       try {
-        await client.query('BEGIN');
-        const result = await (guard ? guard.within(() => work(client as Queryable)) : work(client as Queryable));
+        await tx.query('BEGIN');
+        const result = await (guard ? guard.within(() => work(tx)) : work(tx));
         // A transaction a failed statement aborted answers COMMIT with a ROLLBACK tag, not an error: check the tag.
-        const committed = await client.query('COMMIT');
+        const committed = (await tx.query('COMMIT')) as { command?: string };
         if (committed.command !== 'COMMIT') throw transactionAborted(`COMMIT answered ${committed.command}`);
         return result;
       } catch (thrown) {
         // The server ended the session (its idle-in-transaction timeout: 25P03, a terminate: 57P01): node-postgres fails
         // the next query only with "... is not queryable", no code; the server's own error came on 'error'. Throw that.
         const error = sqlState(thrown) === undefined && sqlState(broken) !== undefined ? broken : thrown;
-        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-          broken = rollbackError;
-        });
+        if (silent(thrown)) {
+          // A statement got no answer: its connection is silent (or still busy with it), and a ROLLBACK would wait
+          // behind it for a second watchdog. The connection is discarded instead; the server ends the session.
+          broken = thrown;
+        } else {
+          await tx.query('ROLLBACK').catch((rollbackError: unknown) => {
+            broken = rollbackError;
+          });
+        }
         throw notMigrated(error) ?? error;
       } finally {
         client.off('error', onError);

@@ -18,6 +18,7 @@ export function sqlState(error: unknown): string | undefined {
 
 /** True when a database error is worth retrying: a transient SQLSTATE or a broken connection. */
 export function isTransientDbError(error: unknown): boolean {
+  if ((error as { code?: unknown })?.code === 'EFF_DB_NO_ANSWER') return true;
   const state = sqlState(error);
   if (state !== undefined) return transientStates.has(state) || transientClasses.has(state.slice(0, 2));
   if (typeof error !== 'object' || error === null) return false;
@@ -29,10 +30,13 @@ const connectionStates = new Set(['57P01', '57P02', '57P03']);
 
 /**
  * True when the database itself went away (connection exception, shutdown, refused or reset connection), as opposed to
- * a failure of one statement: the record being applied is not at fault. node-postgres reports a connection the server
+ * a failure of one statement: the record being applied is not at fault. A statement the watchdog gave up on
+ * (`EFF_DB_NO_ANSWER`) counts: its connection went silent. node-postgres reports a connection the server
  * dropped without a code, only by message, so its two messages are recognised too.
  */
 export function isConnectionLost(error: unknown): boolean {
+  // a statement with no answer within its watchdog (watchdog.ts): the connection went silent and was discarded
+  if ((error as { code?: unknown })?.code === 'EFF_DB_NO_ANSWER') return true;
   const state = sqlState(error);
   if (state !== undefined) return connectionStates.has(state) || state.startsWith('08');
   if (typeof error !== 'object' || error === null) return false;

@@ -164,3 +164,30 @@ test('an event already claimed by the group but with no e-mail is lost, not pend
   );
   assert.equal(ending(result).exitCode, 1);
 });
+
+test('an event the library gave up on (the relay set it aside as refused) is lost with its reason named', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  // One outbox row moved to outbox_refused behind the relay's back, as a refusal by the broker would.
+  const result = await runChaos({
+    events: 300,
+    kills: 0,
+    rate: 1000,
+    idleMs: 5000,
+    holdUntilWritten: ['relay', 'consumer'],
+    afterWriter: async (db, config) => {
+      const s = config.schema;
+      await db.query(
+        `WITH moved AS (DELETE FROM ${s}.outbox WHERE seq = (SELECT min(seq) FROM ${s}.outbox) RETURNING *)
+         INSERT INTO ${s}.outbox_refused (seq, id, topic, key, shard, headers, payload, created_at, error_code, reason)
+         SELECT seq, id, topic, key, shard, headers, payload, created_at, 'ERR_MSG_SIZE_TOO_LARGE', 'set aside by the test'
+           FROM moved`,
+      );
+    },
+  });
+  assert.equal(result.lost, 1, JSON.stringify(result));
+  assert.equal(result.refused, 1);
+  assert.equal(result.deadLettered, 0);
+  const lines = ending(result).lines.join('\n');
+  assert.match(lines, /^chaos: lost=1 dead_lettered=0 refused=1$/m);
+  assert.match(lines, /^chaos: lost order=[0-9a-f-]{36} refused: set aside by the test$/m);
+});
