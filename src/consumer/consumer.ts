@@ -20,6 +20,7 @@ import { resolveConcurrency } from './lanes.ts';
 import type { ConsumerOptions, EffectivelyConsumer } from './options.ts';
 import { createPartitionWorker } from './partition-worker.ts';
 import { PausedRetries } from './paused-retries.ts';
+import { fitPool } from './pool-fit.ts';
 import { createRetryTopics } from './prepare.ts';
 import { purgeProcessed } from './retention.ts';
 import { RetryTopics } from './retry-topics.ts';
@@ -180,6 +181,8 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
     start() {
       if (closing) return Promise.reject(new Error('consumer is closed'));
       starting ??= (async () => {
+        // each transaction in flight holds a connection: grow the library's pool to fit, or refuse a pool too small
+        fitPool(db, concurrency, group, logger);
         // Redrive reads this to refuse replays older than the dedup window.
         const retention = options.retention || undefined;
         await db.query(groupSettings, [group, retention?.keepMs ?? null]);
@@ -187,15 +190,6 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
           logger.warn(
             "dedup rows are never purged: processed_events grows without bound; set `retention: { keepMs }` to at least the topics' retention (or `retention: false` if you purge them yourself)",
             { group },
-          );
-        }
-        // Each lane and each partition in flight holds a connection for its transaction; a handler that takes one more
-        // from the same pool (outside its transaction) waits for ever once they are all held.
-        const inFlight = (concurrency.mode === 'key' ? concurrency.max : 1) * concurrency.partitions;
-        if (db.connections !== undefined && db.connections > 1 && inFlight >= db.connections) {
-          logger.warn(
-            'the database pool is not larger than the transactions the consumer may run at once: keep it larger (a handler that takes another connection would wait for ever), or lower `concurrency.max`/`concurrency.partitions`',
-            { group, pool: db.connections, transactionsAtOnce: inFlight },
           );
         }
         const topics = retryTopics ? await createRetryTopics(options, retryTopics) : options.topics;

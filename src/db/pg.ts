@@ -9,8 +9,10 @@ export interface PgDbOptions {
   /** Default `DATABASE_URL` or `postgres://postgres@127.0.0.1:5432/postgres`. */
   connectionString?: string;
   /**
-   * Pool size for the library's own work (default 4). With 1, a transaction or query asked of the Db from inside one of
-   * its own transactions is refused (`EFF_NESTED_TRANSACTION`) instead of waiting for the connection it holds.
+   * Pool size for the library's own work (default 4; left out, a consumer grows it at start to the transactions it runs
+   * at once plus one; given, a consumer that needs more is refused with `EFF_POOL_TOO_SMALL`). With 1, a transaction or
+   * query asked of the Db from inside one of its own transactions is refused (`EFF_NESTED_TRANSACTION`) instead of
+   * waiting for the connection it holds.
    */
   max?: number;
   /**
@@ -112,21 +114,29 @@ export function defaultDatabaseUrl(): string {
  */
 export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
   const pool = source instanceof pg.Pool ? source : new pg.Pool(pgPoolConfig(source));
-  return poolDb(pool, { ownsPool: !(source instanceof pg.Pool), guarded: pool.options.max === 1 });
+  const sizedByLibrary = !(source instanceof pg.Pool) && source.max === undefined;
+  return poolDb(pool, { ownsPool: !(source instanceof pg.Pool), guarded: pool.options.max === 1, sizedByLibrary });
 }
 
 /**
  * The Db of a pool. `guarded`: refuse re-entrance (a pool of one connection); off only for PGlite's and the tests'
  * naive twins, to show the wait the guard prevents.
  */
-export function poolDb(pool: pg.Pool, options: { ownsPool: boolean; guarded: boolean }): Db {
+export function poolDb(pool: pg.Pool, options: { ownsPool: boolean; guarded: boolean; sizedByLibrary?: boolean }): Db {
   const { ownsPool } = options;
   const guard: SingleSessionGuard | undefined = options.guarded ? singleSessionGuard() : undefined;
   // An idle client that loses its server emits 'error' on the pool; without a listener that would crash the process.
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
+  // node-postgres reads `options.max` at each checkout: raising it lets the pool open more connections from then on.
+  const growTo = (atLeast: number) => {
+    if (atLeast > pool.options.max) pool.options.max = atLeast;
+  };
   return {
-    connections: pool.options.max,
+    get connections() {
+      return pool.options.max;
+    },
+    ...(options.sizedByLibrary === true && { growTo }),
     // a library table missing (never migrated) becomes EFF_NOT_MIGRATED, naming the command to run
     async query(text, params) {
       guard?.refuseInside('query');
