@@ -156,6 +156,8 @@ test('invalid options are refused with EFF_INVALID_OPTIONS naming the field', ()
     ['guarantee', { guarantee: 'maybe-once' }],
     ['maxBatchSize', { maxBatchSize: 0 }],
     ['sessionTimeoutMs', { sessionTimeoutMs: 10 }],
+    ['commitIntervalMs', { commitIntervalMs: -1 }],
+    ['commitIntervalMs', { commitIntervalMs: 1.5 }],
   ] as const) {
     assert.throws(
       () => createPipeline({ ...base, ...(bad as Partial<PipelineOptions>) }),
@@ -164,4 +166,75 @@ test('invalid options are refused with EFF_INVALID_OPTIONS naming the field', ()
       field,
     );
   }
+});
+
+// One transaction per window over several partitions' batches (`commitIntervalMs`): fewer transactions than batches,
+// each input still committed once; the per-batch default is the twin (a transaction per batch).
+for (const commitIntervalMs of [300, 0]) {
+  test(`commitIntervalMs ${commitIntervalMs}: ${commitIntervalMs ? 'several batches share a transaction' : 'twin: a transaction per batch'}`, async (t) => {
+    if (!(await needs(t, 'kafka'))) return;
+    const topics = await setup(t, 200);
+    const stats = await runUntil(t, options(topics, { maxBatchSize: 10, commitIntervalMs }), 200);
+    const perTransaction = stats.committedInputs / stats.transactions;
+    t.diagnostic(
+      `${stats.transactions} transactions, ${perTransaction.toFixed(1)} inputs each (batches of 10 at most)`,
+    );
+    if (commitIntervalMs) assert.ok(perTransaction > 10, `more than one batch per transaction: ${perTransaction}`);
+    else assert.ok(perTransaction <= 10, `one batch per transaction: ${perTransaction}`);
+    assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(200));
+  });
+}
+
+test('a window failing after one batch sent: every batch of it rewound and committed once', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const topics = await setup(t, 200);
+  const failures: PipelineFailure[] = [];
+  const stats = await runUntil(
+    t,
+    options(topics, {
+      maxBatchSize: 10,
+      commitIntervalMs: 300,
+      onFailure: (failure) => failures.push(failure),
+      faults: once('pipeline:after-send', () => {
+        throw new Error('injected failure after one batch sent');
+      }),
+    }),
+    200,
+  );
+  assert.ok(
+    failures.length >= 1 && failures.every((failure) => failure.action === 'aborted'),
+    JSON.stringify(failures),
+  );
+  assert.equal(stats.producersRecreated, 0);
+  assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(200));
+  const raw = await readTopic(kafka, topics.output, 'read_uncommitted');
+  assert.ok(raw.length > 200, `the aborted window's copies are on the topic: ${raw.length} records`);
+});
+
+test('a window whose producer is fenced before its commit: replaced, its batches redone, committed once', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const topics = await setup(t, 200);
+  const failures: PipelineFailure[] = [];
+  const stats = await runUntil(
+    t,
+    options(topics, {
+      maxBatchSize: 10,
+      commitIntervalMs: 300,
+      onFailure: (failure) => failures.push(failure),
+      faults: once('pipeline:after-send-offsets', async () => {
+        const intruder = kafka.producer({
+          kafkaJS: { transactionalId: `${topics.group}-0`, idempotent: true, acks: -1 },
+        });
+        await intruder.connect();
+        await intruder.disconnect();
+      }),
+    }),
+    200,
+  );
+  assert.ok(
+    failures.length >= 1 && failures.every((failure) => failure.action === 'recreated'),
+    JSON.stringify(failures),
+  );
+  assert.equal(stats.producersRecreated, 1);
+  assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(200));
 });
