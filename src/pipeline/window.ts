@@ -26,6 +26,9 @@ interface Window {
   /** Settles when the window's transaction committed (resolved) or failed and was ended (rejected). */
   done: Promise<void>;
   action?: string;
+  /** Members whose send settled; when all have and none joined meanwhile, the window closes before its interval. */
+  settled: number;
+  closeNow: () => void;
 }
 
 export interface WindowDeps {
@@ -41,8 +44,9 @@ export interface WindowDeps {
 
 /**
  * One Kafka transaction over the batches of several partitions (docs/transactions.md, "What a transaction costs"):
- * the first batch to join begins it, each batch sends its outputs into it and waits; `intervalMs` after the begin the
- * window closes: every send settled, one `sendOffsets` carries every joined partition's next position, one commit ends
+ * the first batch to join begins it, each batch sends its outputs into it and waits; the window closes once every batch
+ * that joined has sent and no other came (the client hands a fetch's batches at once), or `intervalMs` after the begin
+ * at the latest: every send settled, one `sendOffsets` carries every joined partition's next position, one commit ends
  * it, and every batch returns (so the client never moves past an input whose transaction is open, and a revoke waits).
  * A failure fails every batch of the window: each rewinds its partition to the committed offset. Windows and the
  * transactions a batch runs alone (`alone`, for a bisection) take turns on the one transactional producer.
@@ -67,6 +71,8 @@ export class TransactionWindows {
       await this.#deps.faults?.('pipeline:after-send');
     });
     window.members.push({ next: write.next, sent });
+    const quiet = () => this.#settledOne(window);
+    sent.then(quiet, quiet);
     try {
       await sent;
     } catch (error) {
@@ -102,9 +108,23 @@ export class TransactionWindows {
         await this.#deps.producer().transaction();
       }),
     );
-    const window: Window = { members: [], accepting: true, ready, done: Promise.resolve() };
+    const window: Window = {
+      members: [],
+      accepting: true,
+      ready,
+      done: Promise.resolve(),
+      settled: 0,
+      closeNow: () => {},
+    };
+    const due = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.#deps.intervalMs);
+      window.closeNow = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
     window.done = ready.then(
-      () => new Promise<void>((resolve) => setTimeout(resolve, this.#deps.intervalMs)).then(() => this.#close(window)),
+      () => due.then(() => this.#close(window)),
       async (error: unknown) => {
         window.accepting = false;
         window.action = await this.#deps.end(error);
@@ -116,6 +136,19 @@ export class TransactionWindows {
     window.done.catch(() => undefined);
     this.#open = window;
     return window;
+  }
+
+  /**
+   * The client hands a fetch's batches (one per partition) at once: once every batch that joined has sent and a turn
+   * of the event loop brought no other, the window closes without waiting out its interval.
+   */
+  #settledOne(window: Window): void {
+    window.settled += 1;
+    const members = window.members.length;
+    if (window.settled < members) return;
+    setImmediate(() => {
+      if (window.accepting && window.members.length === members) window.closeNow();
+    });
   }
 
   async #close(window: Window): Promise<void> {
