@@ -26,10 +26,29 @@ async function world(t: TestContext, db: Db) {
   return { schema, transport };
 }
 
+/** A consumer of `LANES` key lanes of `orders` on `db`. */
+function lanesOn(
+  db: Db,
+  { schema, transport }: Awaited<ReturnType<typeof world>>,
+  handler: () => Promise<void> = async () => undefined,
+) {
+  return createConsumer({
+    db,
+    transport,
+    group: 'g',
+    topics: ['orders'],
+    schema,
+    logger: silentLogger,
+    retention: false,
+    concurrency: { mode: 'key', max: LANES },
+    handler,
+  });
+}
+
 /** Starts a consumer of `LANES` key lanes on `consumerDb` over one batch of `LANES` keys; the most handlers at once. */
 async function mostAtOnce(t: TestContext, db: Db, consumerDb: Db = db): Promise<number> {
-  const { schema, transport } = await world(t, db);
-  const producer = transport.producer();
+  const w = await world(t, db);
+  const producer = w.transport.producer();
   await producer.send(
     Array.from({ length: LANES }, (_, n) =>
       encodeEvent(createEvent({ topic: 'orders', type: 'pool.test', source: '/pool', key: `k${n}`, data: { n } })),
@@ -43,25 +62,15 @@ async function mostAtOnce(t: TestContext, db: Db, consumerDb: Db = db): Promise<
   const everyLaneIn = new Promise<void>((resolve) => {
     allIn = resolve;
   });
-  const consumer = createConsumer({
-    db: consumerDb,
-    transport,
-    group: 'g',
-    topics: ['orders'],
-    schema,
-    logger: silentLogger,
-    retention: false,
-    concurrency: { mode: 'key', max: LANES },
-    handler: async () => {
-      running += 1;
-      most = Math.max(most, running);
-      if (running === LANES) allIn();
-      // each handler waits (in its transaction) until every lane is in, or 1 s: lanes that cannot all be in at once
-      // still end, and `most` says how many were
-      await Promise.race([everyLaneIn, new Promise((resolve) => setTimeout(resolve, 1000))]);
-      running -= 1;
-      done += 1;
-    },
+  const consumer = lanesOn(consumerDb, w, async () => {
+    running += 1;
+    most = Math.max(most, running);
+    if (running === LANES) allIn();
+    // each handler waits (in its transaction) until every lane is in, or 1 s: lanes that cannot all be in at once
+    // still end, and `most` says how many were
+    await Promise.race([everyLaneIn, new Promise((resolve) => setTimeout(resolve, 1000))]);
+    running -= 1;
+    done += 1;
   });
   t.after(() => consumer.close());
   await consumer.start();
@@ -94,18 +103,7 @@ test('twin: the old setup, a pool of 4 the consumer cannot size, runs 16 lanes a
 
 async function startOn(t: TestContext, max: number): Promise<unknown> {
   const db = pgDb({ max });
-  const { schema, transport } = await world(t, db);
-  const consumer = createConsumer({
-    db,
-    transport,
-    group: 'g',
-    topics: ['orders'],
-    schema,
-    logger: silentLogger,
-    retention: false,
-    concurrency: { mode: 'key', max: LANES },
-    handler: async () => undefined,
-  });
+  const consumer = lanesOn(db, await world(t, db));
   t.after(() => consumer.close());
   return consumer.start().then(
     () => undefined,

@@ -97,49 +97,66 @@ test('outputs to two topics, a filtered input, a poison input dead-lettered with
   assert.equal(letter[RetryHeaders.attempt], '1', 'a permanent error is not retried');
 });
 
-test('an abortable failure after the send: aborted, rewound, committed once; the aborted copy is there uncommitted', async (t) => {
-  if (!(await needs(t, 'kafka'))) return;
-  const topics = await setup(t, 50);
-  const failures: PipelineFailure[] = [];
-  const stats = await runUntil(
-    t,
-    options(topics, {
-      onFailure: (failure) => failures.push(failure),
-      faults: once('pipeline:after-send', () => {
-        throw new Error('injected failure after the send');
-      }),
-    }),
-    50,
-  );
-  assert.equal(failures.length, 1);
-  assert.equal(failures[0]?.action, 'aborted');
-  assert.equal(stats.producersRecreated, 0);
-  assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(50));
-  const raw = await readTopic(kafka, topics.output, 'read_uncommitted');
-  assert.ok(raw.length > 50, `the aborted copy is on the topic: ${raw.length} records`);
-});
+// Each failure in both shapes: a transaction per batch, and a window over several partitions' batches (every batch
+// of the failed window is rewound, so each reports the failure).
+const shapes = [
+  { shape: 'a transaction per batch', extra: {} },
+  { shape: 'a window of several batches', extra: { maxBatchSize: 10, commitIntervalMs: 300 } },
+];
 
-test('a producer fenced by a newer one with its id: replaced, the batch redone, committed once', async (t) => {
-  if (!(await needs(t, 'kafka'))) return;
-  const topics = await setup(t, 50);
-  const failures: PipelineFailure[] = [];
-  const pipelineOptions = options(topics, {
-    onFailure: (failure) => failures.push(failure),
-    faults: once('pipeline:after-send-offsets', async () => {
-      // Another producer with the same transactional id: its initTransactions bumps the epoch and aborts ours.
-      const intruder = kafka.producer({
-        kafkaJS: { transactionalId: `${topics.group}-0`, idempotent: true, acks: -1 },
-      });
-      await intruder.connect();
-      await intruder.disconnect();
-    }),
+for (const { shape, extra } of shapes) {
+  test(`${shape}: an abortable failure after the send: aborted, rewound, committed once; the aborted copy is there uncommitted`, async (t) => {
+    if (!(await needs(t, 'kafka'))) return;
+    const topics = await setup(t, 50);
+    const failures: PipelineFailure[] = [];
+    const stats = await runUntil(
+      t,
+      options(topics, {
+        ...extra,
+        onFailure: (failure) => failures.push(failure),
+        faults: once('pipeline:after-send', () => {
+          throw new Error('injected failure after the send');
+        }),
+      }),
+      50,
+    );
+    // one batch's transaction, or each batch of the window
+    if ('commitIntervalMs' in extra) assert.ok(failures.length >= 1, 'the failure reported');
+    else assert.equal(failures.length, 1);
+    assert.deepEqual(new Set(failures.map((failure) => failure.action)), new Set(['aborted']));
+    assert.equal(stats.producersRecreated, 0);
+    assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(50));
+    const raw = await readTopic(kafka, topics.output, 'read_uncommitted');
+    assert.ok(raw.length > 50, `the aborted copy is on the topic: ${raw.length} records`);
   });
-  const stats = await runUntil(t, pipelineOptions, 50);
-  assert.equal(failures[0]?.action, 'recreated', JSON.stringify(failures));
-  assert.match(failures[0]?.codeName ?? '', /FENCED|EPOCH/);
-  assert.equal(stats.producersRecreated, 1);
-  assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(50));
-});
+
+  test(`${shape}: a producer fenced by a newer one with its id: replaced, the batch redone, committed once`, async (t) => {
+    if (!(await needs(t, 'kafka'))) return;
+    const topics = await setup(t, 50);
+    const failures: PipelineFailure[] = [];
+    const pipelineOptions = options(topics, {
+      ...extra,
+      onFailure: (failure) => failures.push(failure),
+      faults: once('pipeline:after-send-offsets', async () => {
+        // Another producer with the same transactional id: its initTransactions bumps the epoch and aborts ours.
+        const intruder = kafka.producer({
+          kafkaJS: { transactionalId: `${topics.group}-0`, idempotent: true, acks: -1 },
+        });
+        await intruder.connect();
+        await intruder.disconnect();
+      }),
+    });
+    const stats = await runUntil(t, pipelineOptions, 50);
+    assert.deepEqual(
+      new Set(failures.map((failure) => failure.action)),
+      new Set(['recreated']),
+      JSON.stringify(failures),
+    );
+    assert.match(failures[0]?.codeName ?? '', /FENCED|EPOCH/);
+    assert.equal(stats.producersRecreated, 1);
+    assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(50));
+  });
+}
 
 test('invalid options are refused with EFF_INVALID_OPTIONS naming the field', () => {
   const base = {
@@ -184,57 +201,3 @@ for (const commitIntervalMs of [300, 0]) {
     assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(200));
   });
 }
-
-test('a window failing after one batch sent: every batch of it rewound and committed once', async (t) => {
-  if (!(await needs(t, 'kafka'))) return;
-  const topics = await setup(t, 200);
-  const failures: PipelineFailure[] = [];
-  const stats = await runUntil(
-    t,
-    options(topics, {
-      maxBatchSize: 10,
-      commitIntervalMs: 300,
-      onFailure: (failure) => failures.push(failure),
-      faults: once('pipeline:after-send', () => {
-        throw new Error('injected failure after one batch sent');
-      }),
-    }),
-    200,
-  );
-  assert.ok(
-    failures.length >= 1 && failures.every((failure) => failure.action === 'aborted'),
-    JSON.stringify(failures),
-  );
-  assert.equal(stats.producersRecreated, 0);
-  assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(200));
-  const raw = await readTopic(kafka, topics.output, 'read_uncommitted');
-  assert.ok(raw.length > 200, `the aborted window's copies are on the topic: ${raw.length} records`);
-});
-
-test('a window whose producer is fenced before its commit: replaced, its batches redone, committed once', async (t) => {
-  if (!(await needs(t, 'kafka'))) return;
-  const topics = await setup(t, 200);
-  const failures: PipelineFailure[] = [];
-  const stats = await runUntil(
-    t,
-    options(topics, {
-      maxBatchSize: 10,
-      commitIntervalMs: 300,
-      onFailure: (failure) => failures.push(failure),
-      faults: once('pipeline:after-send-offsets', async () => {
-        const intruder = kafka.producer({
-          kafkaJS: { transactionalId: `${topics.group}-0`, idempotent: true, acks: -1 },
-        });
-        await intruder.connect();
-        await intruder.disconnect();
-      }),
-    }),
-    200,
-  );
-  assert.ok(
-    failures.length >= 1 && failures.every((failure) => failure.action === 'recreated'),
-    JSON.stringify(failures),
-  );
-  assert.equal(stats.producersRecreated, 1);
-  assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(200));
-});
