@@ -20,6 +20,11 @@ export interface EosVsAloOptions {
   maxBatchSize?: number;
   /** Per pipeline; default 120,000 ms. */
   timeoutMs?: number;
+  /**
+   * Also runs exactly-once with this `commitIntervalMs` (one transaction per window over the partitions' batches) in
+   * each round, after the other two: `windowedRatio` beside `ratio`. Default: not run.
+   */
+  commitIntervalMs?: number;
   /** Passes of each, interleaved (alo, eos, alo, eos…); each side's best pass counts (the machine is shared). Default 2. */
   rounds?: number;
 }
@@ -33,6 +38,10 @@ export interface EosVsAloResult {
   ratio: number;
   /** Inputs per transaction (per partition batch) in the best exactly-once pass: what each transaction's cost is spread over. */
   inputsPerTransaction: number;
+  /** With `commitIntervalMs`: the windowed exactly-once pass, its ratio to at-least-once, its inputs per transaction. */
+  windowedPerSecond?: number;
+  windowedRatio?: number;
+  windowedInputsPerTransaction?: number;
 }
 
 interface Pass {
@@ -46,6 +55,7 @@ async function measure(
   inputs: number,
   maxBatchSize: number,
   timeoutMs: number,
+  commitIntervalMs = 0,
 ): Promise<Pass> {
   const group = `${topics.group}-${guarantee}-${randomBytes(3).toString('hex')}`;
   const pipeline = createPipeline({
@@ -56,6 +66,7 @@ async function measure(
     transactionalId: `${group}-0`,
     guarantee,
     maxBatchSize,
+    commitIntervalMs,
     logger: silentLogger,
     transform: (record) => ({ partition: record.partition, key: record.key, value: record.value }),
   });
@@ -93,6 +104,7 @@ export async function measureEosVsAlo(options: EosVsAloOptions = {}): Promise<Eo
     let atLeastOncePerSecond = 0;
     let exactlyOncePerSecond = 0;
     let inputsPerTransaction = 0;
+    let windowed: Pass | undefined;
     for (let round = 0; round < (options.rounds ?? 2); round++) {
       const alo = await measure(topics, 'at-least-once', inputs, maxBatchSize, timeoutMs);
       const eos = await measure(topics, 'exactly-once', inputs, maxBatchSize, timeoutMs);
@@ -101,6 +113,10 @@ export async function measureEosVsAlo(options: EosVsAloOptions = {}): Promise<Eo
         exactlyOncePerSecond = eos.perSecond;
         inputsPerTransaction = eos.inputsPerTransaction;
       }
+      if (options.commitIntervalMs) {
+        const pass = await measure(topics, 'exactly-once', inputs, maxBatchSize, timeoutMs, options.commitIntervalMs);
+        if (!windowed || pass.perSecond > windowed.perSecond) windowed = pass;
+      }
     }
     return {
       inputs,
@@ -108,18 +124,26 @@ export async function measureEosVsAlo(options: EosVsAloOptions = {}): Promise<Eo
       atLeastOncePerSecond: Math.round(atLeastOncePerSecond),
       ratio: Number((exactlyOncePerSecond / atLeastOncePerSecond).toFixed(2)),
       inputsPerTransaction: Math.round(inputsPerTransaction),
+      ...(windowed && {
+        windowedPerSecond: Math.round(windowed.perSecond),
+        windowedRatio: Number((windowed.perSecond / atLeastOncePerSecond).toFixed(2)),
+        windowedInputsPerTransaction: Math.round(windowed.inputsPerTransaction),
+      }),
     };
   } finally {
     await deleteTopics(kafka, topics);
   }
 }
 
-// Run alone: node --import tsx bench/eos.ts [inputs]
+// Run alone: node --import tsx bench/eos.ts [inputs] [maxBatchSize] [commitIntervalMs]
 if (import.meta.url === `file://${process.argv[1]}`) {
   const result = await measureEosVsAlo({
     inputs: Number(process.argv[2] ?? 50_000),
     maxBatchSize: Number(process.argv[3] ?? 1000),
+    ...(process.argv[4] ? { commitIntervalMs: Number(process.argv[4]) } : {}),
   });
   console.log(`bench: eos ${JSON.stringify(result)}`);
-  console.log(`eos_vs_alo=${result.ratio}`);
+  console.log(
+    `eos_vs_alo=${result.ratio}${result.windowedRatio === undefined ? '' : ` eos_window_vs_alo=${result.windowedRatio}`}`,
+  );
 }

@@ -31,6 +31,7 @@ const pipeline = createPipeline({
   maxBatchSize: Number(process.env.PIPELINE_BATCH ?? '500'),
   sessionTimeoutMs: 6000,
   ...(process.env.PIPELINE_TXN_TIMEOUT_MS ? { transactionTimeoutMs: Number(process.env.PIPELINE_TXN_TIMEOUT_MS) } : {}),
+  commitIntervalMs: Number(process.env.PIPELINE_COMMIT_INTERVAL_MS ?? '0'),
   logger: process.env.PIPELINE_DEBUG ? stderrLogger : silentLogger,
   transform: (record) => {
     const input = parseInput(record);

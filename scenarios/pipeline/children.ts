@@ -13,6 +13,9 @@ export interface ChildOptions {
   stopAt?: PipelineFaultPoint;
   armAtSeq?: number;
   transactionTimeoutMs?: number;
+  /** The pipeline's `commitIntervalMs` (0: a transaction per batch) and `maxBatchSize` (default 500). */
+  commitIntervalMs?: number | undefined;
+  maxBatchSize?: number | undefined;
 }
 
 /** A running pipeline child: its output lines as they come, and how it ended. */
@@ -40,6 +43,8 @@ export function startChild(options: ChildOptions): Child {
       ...(options.stopAt ? { PIPELINE_STOP_AT: options.stopAt } : {}),
       ...(options.armAtSeq === undefined ? {} : { PIPELINE_ARM_AT_SEQ: String(options.armAtSeq) }),
       ...(options.transactionTimeoutMs ? { PIPELINE_TXN_TIMEOUT_MS: String(options.transactionTimeoutMs) } : {}),
+      ...(options.commitIntervalMs ? { PIPELINE_COMMIT_INTERVAL_MS: String(options.commitIntervalMs) } : {}),
+      ...(options.maxBatchSize ? { PIPELINE_BATCH: String(options.maxBatchSize) } : {}),
     },
   });
   const lines: string[] = [];

@@ -9,6 +9,9 @@ export interface HandoverOptions {
   guarantee: PipelineGuarantee;
   crashAt: PipelineFaultPoint;
   timeoutMs: number;
+  /** The children's `commitIntervalMs` (0, default: a transaction per batch) and `maxBatchSize`. */
+  commitIntervalMs?: number;
+  maxBatchSize?: number;
 }
 
 export interface HandoverResult extends Audit {
@@ -33,7 +36,12 @@ export async function runHandover(options: HandoverOptions): Promise<HandoverRes
   const children: Child[] = [];
   try {
     await seedInputs(kafka, topics, options.inputs);
-    const common = { topics, guarantee: options.guarantee };
+    const common = {
+      topics,
+      guarantee: options.guarantee,
+      commitIntervalMs: options.commitIntervalMs,
+      maxBatchSize: options.maxBatchSize,
+    };
     const victim = startChild({
       ...common,
       transactionalId: `${topics.group}-a`,

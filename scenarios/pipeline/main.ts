@@ -1,4 +1,4 @@
-// npm run scenario -- pipeline [--inputs N] [--partitions P] [--kills K] [--naive] [--big-bytes B]
+// npm run scenario -- pipeline [--inputs N] [--partitions P] [--kills K] [--naive] [--big-bytes B] [--commit-interval-ms M]
 // Kafka→Kafka exactly once under SIGKILL; ends with the audit line.
 import { parseArgs } from 'node:util';
 import { resultLine, runPipeline } from './run.ts';
@@ -12,6 +12,8 @@ const { values } = parseArgs({
     'timeout-s': { type: 'string', default: '600' },
     // One input of B bytes (e.g. 2097152) whose output the output topic refuses: it must end dead-lettered.
     'big-bytes': { type: 'string', default: '0' },
+    // The pipeline's commitIntervalMs: one transaction over several partitions' batches (0: one per batch).
+    'commit-interval-ms': { type: 'string', default: '0' },
   },
 });
 
@@ -22,6 +24,7 @@ const result = await runPipeline({
   guarantee: values.naive ? 'at-least-once' : 'exactly-once',
   timeoutMs: Number(values['timeout-s']) * 1000,
   bigBytes: Number(values['big-bytes']),
+  commitIntervalMs: Number(values['commit-interval-ms']),
   log: (line) => console.log(line),
 });
 console.log(

@@ -15,6 +15,9 @@ export interface PipelineRunOptions {
    * allow 1 MiB: the output is refused, so that input must end as a dead letter (without its value) and nothing else.
    */
   bigBytes?: number;
+  /** The child's `commitIntervalMs` (0, default: a transaction per batch) and `maxBatchSize`. */
+  commitIntervalMs?: number;
+  maxBatchSize?: number;
   log?: (line: string) => void;
 }
 
@@ -43,6 +46,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function runPipeline(options: PipelineRunOptions): Promise<PipelineRunResult> {
   const log = options.log ?? (() => undefined);
+  const shape = { commitIntervalMs: options.commitIntervalMs, maxBatchSize: options.maxBatchSize };
   const started = Date.now();
   const kafka = scenarioKafka();
   const big: BigInput | undefined = options.bigBytes
@@ -61,7 +65,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     for (let k = 0; k < options.kills && Date.now() < deadline; k++) {
       const point = crashPoints[k % crashPoints.length]!;
       const armAtSeq = Math.floor(options.inputs * (0.2 + (0.6 * k) / options.kills));
-      child = startChild({ topics, guarantee: options.guarantee, transactionalId, crashAt: point, armAtSeq });
+      child = startChild({ ...shape, topics, guarantee: options.guarantee, transactionalId, crashAt: point, armAtSeq });
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<null>((resolve) => {
         timer = setTimeout(() => resolve(null), deadline - Date.now());
@@ -74,7 +78,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       killsAt[point] = (killsAt[point] ?? 0) + 1;
       log(`pipeline: killed at ${point} (armed at seq ${armAtSeq})`);
     }
-    child = startChild({ topics, guarantee: options.guarantee, transactionalId });
+    child = startChild({ ...shape, topics, guarantee: options.guarantee, transactionalId });
     let atEnd = false;
     while (Date.now() < deadline) {
       const progress = await offsetsAtEnd(kafka, topics);

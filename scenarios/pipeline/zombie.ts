@@ -8,6 +8,9 @@ export interface ZombieOptions {
   partitions: number;
   guarantee: PipelineGuarantee;
   timeoutMs: number;
+  /** The children's `commitIntervalMs` (0, default: a transaction per batch) and `maxBatchSize`. */
+  commitIntervalMs?: number;
+  maxBatchSize?: number;
 }
 
 export interface ZombieResult extends Audit {
@@ -43,7 +46,9 @@ export async function runZombie(options: ZombieOptions): Promise<ZombieResult> {
   const topics = await createTopics(kafka, options.partitions);
   try {
     await seedInputs(kafka, topics, options.inputs);
+    const shape = { commitIntervalMs: options.commitIntervalMs, maxBatchSize: options.maxBatchSize };
     const zombie = startChild({
+      ...shape,
       topics,
       guarantee: options.guarantee,
       transactionalId: `${topics.group}-a`,
@@ -56,7 +61,7 @@ export async function runZombie(options: ZombieOptions): Promise<ZombieResult> {
       // partitions waits for A's session (6 s) to end.
       const stopped = await zombie.waitFor('stop-at:');
       if (!stopped) throw new Error(`the zombie never reached its stop point: ${zombie.lines.join(' | ')}`);
-      successor = startChild({ topics, guarantee: options.guarantee, transactionalId: `${topics.group}-b` });
+      successor = startChild({ ...shape, topics, guarantee: options.guarantee, transactionalId: `${topics.group}-b` });
       const handedOver = await untilAtEnd(kafka, topics, deadline);
       zombie.process.kill('SIGCONT');
       let timer: NodeJS.Timeout | undefined;

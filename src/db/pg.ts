@@ -20,8 +20,10 @@ export interface PgDbOptions {
   /** Default `DATABASE_URL` or `postgres://postgres@127.0.0.1:5432/postgres`. */
   connectionString?: string;
   /**
-   * Pool size for the library's own work (default 4). With 1, a transaction or query asked of the Db from inside one of
-   * its own transactions is refused (`EFF_NESTED_TRANSACTION`) instead of waiting for the connection it holds.
+   * Pool size for the library's own work (default 4; left out, a consumer grows it at start to the transactions it runs
+   * at once plus one; given, a consumer that needs more is refused with `EFF_POOL_TOO_SMALL`). With 1, a transaction or
+   * query asked of the Db from inside one of its own transactions is refused (`EFF_NESTED_TRANSACTION`) instead of
+   * waiting for the connection it holds.
    */
   max?: number;
   /**
@@ -158,9 +160,11 @@ export function defaultDatabaseUrl(): string {
 export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
   const pool = source instanceof pg.Pool ? source : new pg.Pool(pgPoolConfig(source));
   const watchdogs = source instanceof pg.Pool ? undefined : pgWatchdogs(source);
+  const sizedByLibrary = !(source instanceof pg.Pool) && source.max === undefined;
   return poolDb(pool, {
     ownsPool: !(source instanceof pg.Pool),
     guarded: pool.options.max === 1,
+    sizedByLibrary,
     ...(watchdogs && { libraryQueryTimeoutMs: watchdogs.libraryQueryTimeoutMs }),
   });
 }
@@ -172,7 +176,7 @@ export function pgDb(source: pg.Pool | PgDbOptions = {}): Db {
  */
 export function poolDb(
   pool: pg.Pool,
-  options: { ownsPool: boolean; guarded: boolean; libraryQueryTimeoutMs?: number },
+  options: { ownsPool: boolean; guarded: boolean; sizedByLibrary?: boolean; libraryQueryTimeoutMs?: number },
 ): Db {
   const { ownsPool } = options;
   const ownMs = options.libraryQueryTimeoutMs ?? 0;
@@ -182,8 +186,15 @@ export function poolDb(
   // An idle client that loses its server emits 'error' on the pool; without a listener that would crash the process.
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
+  // node-postgres reads `options.max` at each checkout: raising it lets the pool open more connections from then on.
+  const growTo = (atLeast: number) => {
+    if (atLeast > pool.options.max) pool.options.max = atLeast;
+  };
   return {
-    connections: pool.options.max,
+    get connections() {
+      return pool.options.max;
+    },
+    ...(options.sizedByLibrary === true && { growTo }),
     // a library table missing (never migrated) becomes EFF_NOT_MIGRATED, naming the command to run
     async query(text, params) {
       guard?.refuseInside('query');

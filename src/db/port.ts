@@ -14,5 +14,10 @@ export interface Db extends Queryable {
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** How many transactions can run at once (the pool's size; 1 for a single session), when known. */
   readonly connections?: number;
+  /**
+   * Present only on a pool whose size the library chose (a `pgDb` made without `max`): raises its size to `atLeast`
+   * connections (never lowers it). A consumer calls it at start to fit the pool to the transactions it runs at once.
+   */
+  growTo?(atLeast: number): void;
   close(): Promise<void>;
 }

@@ -5,7 +5,7 @@ import { recordRefusal } from './refusals.ts';
 import { letterPart, type Part, type TransformSettings } from './transform.ts';
 
 /** The refusal of a record in `error` (the cause of a step's error), or undefined when it is no record's. */
-function refusalOf(error: unknown): { cause: unknown; codeName: string } | undefined {
+export function refusalOf(error: unknown): { cause: unknown; codeName: string } | undefined {
   const cause = error instanceof StepError ? error.cause : error;
   const codeName = recordRefusal(cause);
   return codeName === undefined ? undefined : { cause, codeName };
@@ -18,8 +18,8 @@ export interface Bisecting {
   commit(parts: Part[]): Promise<void>;
   /** Ends a transaction a refusal failed, so the next one can begin. */
   abort(): Promise<void>;
-  /** `parts` committed (their last offset may be resolved). */
-  committed(parts: Part[]): void;
+  /** `parts` committed (their last offset may be resolved); `ownTransaction` false when a window's transaction held them. */
+  committed(parts: Part[], ownTransaction?: boolean): void;
 }
 
 /**

@@ -20,7 +20,7 @@ export class StepError extends Error {
   }
 }
 
-async function step<T>(name: PipelineFailure['step'], work: () => Promise<T>): Promise<T> {
+export async function step<T>(name: PipelineFailure['step'], work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -40,7 +40,7 @@ const failureGraceMs = 2000;
  * records behind it (a sequence gap) until `message.timeout.ms` (minutes), and only the abort that follows frees them
  * (seen on the real broker: a batch after a topic's refusal stuck with no report for 40 s and more).
  */
-async function sendAll(producer: ClientProducer, topicMessages: TopicMessages[]): Promise<void> {
+export async function sendAll(producer: ClientProducer, topicMessages: TopicMessages[]): Promise<void> {
   const errors: unknown[] = [];
   let failed = () => {};
   const firstFailure = new Promise<void>((resolve) => {
@@ -88,6 +88,14 @@ export async function commitExactlyOnce(
     producer.sendOffsets({ consumer, topics: [{ topic, partitions: [{ partition, offset }] }] }),
   );
   await faults?.('pipeline:after-send-offsets');
+  await commitTransaction(producer, faults);
+}
+
+/** `commit()` of the open transaction, asked again when it timed out (librdkafka resumes the same commit). */
+export async function commitTransaction(
+  producer: ClientProducer,
+  faults: PipelineFaultInjector | undefined,
+): Promise<void> {
   await step('commit', async () => {
     for (let attempt = 1; ; attempt++) {
       const commit = producer.commit();

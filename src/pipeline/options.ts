@@ -25,6 +25,7 @@ export interface PipelineSettings {
   maxBatchSize: number;
   sessionTimeoutMs: number;
   transactionTimeoutMs: number;
+  commitIntervalMs: number;
   fromBeginning: boolean;
   brokers: string[];
   kafka: KafkaTransportOptions;
@@ -91,6 +92,7 @@ export function resolveOptions(options: PipelineOptions): PipelineSettings {
       defaults.transactionTimeoutMs,
       1000,
     ),
+    commitIntervalMs: positiveInteger('commitIntervalMs', options.commitIntervalMs, 0, 0),
     fromBeginning: options.fromBeginning ?? defaults.fromBeginning,
     brokers: kafka.brokers ?? defaultBrokers(),
     kafka,

@@ -4,7 +4,7 @@ import { sleep } from '../observability/sleep.ts';
 import { recordsOf } from '../transport/kafka/headers.ts';
 import { errorCode, errorCodeName, txnErrorKind } from '../transport/kafka/txn-errors.ts';
 import { partitionId } from '../transport/position.ts';
-import { type Bisecting, commitBisecting } from './bisect.ts';
+import { type Bisecting, commitBisecting, refusalOf } from './bisect.ts';
 import { type ClientProducer, pipelineConsumer, pipelineKafka, pipelineProducer } from './clients.ts';
 import { commitAtLeastOnce, commitExactlyOnce, StepError } from './commit.ts';
 import { byTopic } from './messages.ts';
@@ -12,6 +12,10 @@ import { resolveOptions } from './options.ts';
 import { rewind } from './rewind.ts';
 import { type Part, transformBatch } from './transform.ts';
 import type { Pipeline, PipelineFailure, PipelineOptions, PipelineRecord, PipelineStats } from './types.ts';
+import { TransactionWindows, WindowFailed } from './window.ts';
+
+/** Partitions whose batches one window's transaction can hold (`commitIntervalMs`): the client's batches in flight. */
+const WINDOW_PARTITIONS = 16;
 
 /**
  * Kafka → transform → Kafka, exactly once: each polled batch (one partition's) is one Kafka transaction holding its
@@ -40,6 +44,19 @@ export function createPipeline(options: PipelineOptions): Pipeline {
    * 5 s. Per partition, so another partition's success does not reset it into a hot loop.
    */
   const failuresInRow = new Map<string, number>();
+  const windows =
+    exactlyOnce && settings.commitIntervalMs > 0
+      ? new TransactionWindows({
+          producer: () => producer,
+          consumer,
+          intervalMs: settings.commitIntervalMs,
+          faults: settings.faults,
+          end: (error) => endFailed(error instanceof StepError ? error.cause : error),
+          committed: () => {
+            stats.transactions += 1;
+          },
+        })
+      : undefined;
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
   const stopped = () => closing !== undefined;
@@ -68,9 +85,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     await connectProducer();
   }
 
-  async function recover(error: unknown, position: { topic: string; partition: number; firstOffset: string }) {
-    const cause = error instanceof StepError ? error.cause : error;
-    const code = errorCode(cause);
+  /** Ends a transaction that failed: an abort, or a new producer when it cannot abort (fenced, a failed abort). */
+  async function endFailed(cause: unknown): Promise<PipelineFailure['action']> {
     let action: PipelineFailure['action'] = 'aborted';
     if (exactlyOnce) {
       if (txnErrorKind(cause) === 'abortable' && producer.isActive()) {
@@ -82,6 +98,17 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       }
       if (action === 'recreated') await replaceProducer();
     }
+    return action;
+  }
+
+  async function recover(
+    error: unknown,
+    position: { topic: string; partition: number; firstOffset: string },
+    ended?: PipelineFailure['action'],
+  ) {
+    const cause = error instanceof StepError ? error.cause : error;
+    const code = errorCode(cause);
+    const action = ended ?? (await endFailed(cause));
     stats.aborted += 1;
     const failure: PipelineFailure = {
       action,
@@ -118,9 +145,9 @@ export function createPipeline(options: PipelineOptions): Pipeline {
         if (!exactlyOnce || !producer.isActive()) return;
         await producer.abort().catch(() => replaceProducer());
       },
-      committed: (parts: Part[]) => {
+      committed: (parts: Part[], ownTransaction = true) => {
         resolveOffset(parts.at(-1)!.record.offset);
-        stats.transactions += 1;
+        if (ownTransaction) stats.transactions += 1;
         stats.committedInputs += parts.length;
         for (const part of parts) {
           if (part.letter) stats.deadLettered += 1;
@@ -137,18 +164,51 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     if (!firstOffsets.has(key)) firstOffsets.set(key, first.offset);
     const position = { topic: first.topic, partition: first.partition, firstOffset: firstOffsets.get(key)! };
     try {
-      await commitBisecting(bisecting(resolveOffset), await transformBatch(settings, records));
+      const parts = await transformBatch(settings, records);
+      if (windows) await inWindow(windows, parts, resolveOffset, position);
+      else await commitBisecting(bisecting(resolveOffset), parts);
       failuresInRow.delete(key);
     } catch (error) {
-      await recover(error, position);
+      if (error instanceof WindowFailed)
+        await recover(error.cause, position, error.action as PipelineFailure['action']);
+      else await recover(error, position);
     }
+  }
+
+  /**
+   * A batch in the open window's transaction. A record of its own refused: the window is over (aborted), and the batch
+   * is committed alone, bisected in transactions of its own (no window opens meanwhile).
+   */
+  async function inWindow(
+    on: TransactionWindows,
+    parts: Part[],
+    resolveOffset: (offset: string) => void,
+    position: { topic: string; partition: number; firstOffset: string },
+  ) {
+    const last = parts.at(-1)!.record;
+    const next = { topic: last.topic, partition: last.partition, offset: String(BigInt(last.offset) + 1n) };
+    try {
+      await on.join({ topicMessages: byTopic(parts.flatMap((part) => part.items)), next });
+    } catch (error) {
+      if (!(error instanceof WindowFailed && error.ownSend && refusalOf(error.cause))) throw error;
+      await on.alone(async () => {
+        try {
+          await commitBisecting(bisecting(resolveOffset), parts);
+        } catch (alone) {
+          await recover(alone, position);
+        }
+      });
+      return;
+    }
+    bisecting(resolveOffset).committed(parts, false);
   }
 
   /** Starts the client's loop and returns (the loop runs until the consumer disconnects). */
   async function run(): Promise<void> {
     await consumer.run({
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
+      // one transactional producer has one transaction open: one batch at a time, or a window's batches together
+      partitionsConsumedConcurrently: windows ? WINDOW_PARTITIONS : 1,
       eachBatch: async ({ batch, resolveOffset }) => {
         // Closing: nothing is resolved, so the client does not move past this batch; the next owner reads it.
         if (stopped()) return;

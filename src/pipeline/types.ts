@@ -95,6 +95,14 @@ export interface PipelineOptions {
    * spans only the send, the offsets and the commit (the transform runs before it). Default 10000 (as Kafka Streams).
    */
   transactionTimeoutMs?: number;
+  /**
+   * Exactly-once only. 0 (default): one transaction per partition batch. N > 0: one transaction over the batches of up
+   * to 16 partitions polled together (each batch waits in it until it commits); it commits once every batch that joined
+   * has sent and no other came, or N ms after it began at the latest. A transaction's fixed cost (~10-15 ms here) is
+   * paid once per fetch instead of once per partition batch; a read_committed reader sees each output up to N ms later.
+   * A failure rewinds every partition of the transaction (docs/transactions.md).
+   */
+  commitIntervalMs?: number;
   /** Read inputs from the start when the group has no committed offset. Default true. */
   fromBeginning?: boolean;
   /** Brokers, client id, extra librdkafka properties, client log routing (as for `kafkaTransport`). */

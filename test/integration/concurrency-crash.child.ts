@@ -15,7 +15,7 @@ const [schema, topic, group, mode, crash, total] = process.argv.slice(2) as [
   string,
   string,
 ];
-const db = pgDb({ max: 8 });
+const db = pgDb({ max: 9 }); // a connection per lane (8) and one for queries outside them
 const transport = postgresTransport({
   db,
   schema,

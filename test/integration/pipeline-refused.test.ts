@@ -21,7 +21,13 @@ const bigBytes = 2 * 1024 * 1024;
 const range = (n: number) => Array.from({ length: n }, (_, seq) => seq);
 const seqs = (records: { seq: number }[]) => records.map(({ seq }) => seq).sort((a, b) => a - b);
 
-async function run(t: TestContext, inputs: number, bigSeq: number, maxMessageBytes?: number) {
+async function run(
+  t: TestContext,
+  inputs: number,
+  bigSeq: number,
+  maxMessageBytes?: number,
+  extra: Partial<PipelineOptions> = {},
+) {
   const topics = await createTopics(kafka, 2, maxMessageBytes === undefined ? {} : { maxMessageBytes });
   t.after(() => deleteTopics(kafka, topics));
   await seedInputs(kafka, topics, inputs, { seq: bigSeq, bytes: bigBytes });
@@ -37,6 +43,7 @@ async function run(t: TestContext, inputs: number, bigSeq: number, maxMessageByt
     onFailure: (failure) => failures.push(failure),
     // The output carries the input's value: the large input makes a large output.
     transform: (record) => ({ partition: record.partition, key: record.key, value: record.value }),
+    ...extra,
   };
   const pipeline = createPipeline(options);
   t.after(() => pipeline.close());
@@ -59,22 +66,26 @@ test('an output over 1 MB goes out: the producer allows what the broker allows',
   assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(20));
 });
 
-test('an output its topic refuses: bisected to that input, dead-lettered without its value, the rest output once', async (t) => {
-  if (!(await needs(t, 'kafka'))) return;
-  const inputs = 200;
-  const bigSeq = 101;
-  const { topics, stats } = await run(t, inputs, bigSeq, 1024 * 1024);
-  assert.deepEqual([stats.committedInputs, stats.outputs, stats.deadLettered], [inputs, inputs - 1, 1]);
-  const outputs = seqs(await readTopic(kafka, topics.output, 'read_committed'));
-  assert.deepEqual(
-    outputs,
-    range(inputs).filter((seq) => seq !== bigSeq),
-    'every other input output once',
-  );
-  const dead = await readTopic(kafka, topics.deadLetter, 'read_committed');
-  assert.deepEqual(seqs(dead), [bigSeq], 'the large input is the one dead letter');
-  const headers = dead[0]!.headers;
-  assert.equal(headers[RetryHeaders.errorCode], 'ERR_MSG_SIZE_TOO_LARGE');
-  assert.equal(headers[RetryHeaders.originalOffset], String(Math.floor(bigSeq / 2)));
-  assert.match(headers[RetryHeaders.dropped] ?? '', /^value \(\d{7} bytes\)$/, 'it says what it dropped');
-});
+// with `commitIntervalMs`, the refusal fails the window: the refused batch is bisected alone, the others rewound
+for (const extra of [{}, { commitIntervalMs: 100, maxBatchSize: 20 }]) {
+  const name = 'commitIntervalMs' in extra ? 'in a window of several partitions' : 'a transaction per batch';
+  test(`an output its topic refuses (${name}): bisected to that input, dead-lettered without its value, the rest output once`, async (t) => {
+    if (!(await needs(t, 'kafka'))) return;
+    const inputs = 200;
+    const bigSeq = 101;
+    const { topics, stats } = await run(t, inputs, bigSeq, 1024 * 1024, extra);
+    assert.deepEqual([stats.committedInputs, stats.outputs, stats.deadLettered], [inputs, inputs - 1, 1]);
+    const outputs = seqs(await readTopic(kafka, topics.output, 'read_committed'));
+    assert.deepEqual(
+      outputs,
+      range(inputs).filter((seq) => seq !== bigSeq),
+      'every other input output once',
+    );
+    const dead = await readTopic(kafka, topics.deadLetter, 'read_committed');
+    assert.deepEqual(seqs(dead), [bigSeq], 'the large input is the one dead letter');
+    const headers = dead[0]!.headers;
+    assert.equal(headers[RetryHeaders.errorCode], 'ERR_MSG_SIZE_TOO_LARGE');
+    assert.equal(headers[RetryHeaders.originalOffset], String(Math.floor(bigSeq / 2)));
+    assert.match(headers[RetryHeaders.dropped] ?? '', /^value \(\d{7} bytes\)$/, 'it says what it dropped');
+  });
+}

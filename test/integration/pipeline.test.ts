@@ -97,49 +97,66 @@ test('outputs to two topics, a filtered input, a poison input dead-lettered with
   assert.equal(letter[RetryHeaders.attempt], '1', 'a permanent error is not retried');
 });
 
-test('an abortable failure after the send: aborted, rewound, committed once; the aborted copy is there uncommitted', async (t) => {
-  if (!(await needs(t, 'kafka'))) return;
-  const topics = await setup(t, 50);
-  const failures: PipelineFailure[] = [];
-  const stats = await runUntil(
-    t,
-    options(topics, {
-      onFailure: (failure) => failures.push(failure),
-      faults: once('pipeline:after-send', () => {
-        throw new Error('injected failure after the send');
-      }),
-    }),
-    50,
-  );
-  assert.equal(failures.length, 1);
-  assert.equal(failures[0]?.action, 'aborted');
-  assert.equal(stats.producersRecreated, 0);
-  assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(50));
-  const raw = await readTopic(kafka, topics.output, 'read_uncommitted');
-  assert.ok(raw.length > 50, `the aborted copy is on the topic: ${raw.length} records`);
-});
+// Each failure in both shapes: a transaction per batch, and a window over several partitions' batches (every batch
+// of the failed window is rewound, so each reports the failure).
+const shapes = [
+  { shape: 'a transaction per batch', extra: {} },
+  { shape: 'a window of several batches', extra: { maxBatchSize: 10, commitIntervalMs: 300 } },
+];
 
-test('a producer fenced by a newer one with its id: replaced, the batch redone, committed once', async (t) => {
-  if (!(await needs(t, 'kafka'))) return;
-  const topics = await setup(t, 50);
-  const failures: PipelineFailure[] = [];
-  const pipelineOptions = options(topics, {
-    onFailure: (failure) => failures.push(failure),
-    faults: once('pipeline:after-send-offsets', async () => {
-      // Another producer with the same transactional id: its initTransactions bumps the epoch and aborts ours.
-      const intruder = kafka.producer({
-        kafkaJS: { transactionalId: `${topics.group}-0`, idempotent: true, acks: -1 },
-      });
-      await intruder.connect();
-      await intruder.disconnect();
-    }),
+for (const { shape, extra } of shapes) {
+  test(`${shape}: an abortable failure after the send: aborted, rewound, committed once; the aborted copy is there uncommitted`, async (t) => {
+    if (!(await needs(t, 'kafka'))) return;
+    const topics = await setup(t, 50);
+    const failures: PipelineFailure[] = [];
+    const stats = await runUntil(
+      t,
+      options(topics, {
+        ...extra,
+        onFailure: (failure) => failures.push(failure),
+        faults: once('pipeline:after-send', () => {
+          throw new Error('injected failure after the send');
+        }),
+      }),
+      50,
+    );
+    // one batch's transaction, or each batch of the window
+    if ('commitIntervalMs' in extra) assert.ok(failures.length >= 1, 'the failure reported');
+    else assert.equal(failures.length, 1);
+    assert.deepEqual(new Set(failures.map((failure) => failure.action)), new Set(['aborted']));
+    assert.equal(stats.producersRecreated, 0);
+    assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(50));
+    const raw = await readTopic(kafka, topics.output, 'read_uncommitted');
+    assert.ok(raw.length > 50, `the aborted copy is on the topic: ${raw.length} records`);
   });
-  const stats = await runUntil(t, pipelineOptions, 50);
-  assert.equal(failures[0]?.action, 'recreated', JSON.stringify(failures));
-  assert.match(failures[0]?.codeName ?? '', /FENCED|EPOCH/);
-  assert.equal(stats.producersRecreated, 1);
-  assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(50));
-});
+
+  test(`${shape}: a producer fenced by a newer one with its id: replaced, the batch redone, committed once`, async (t) => {
+    if (!(await needs(t, 'kafka'))) return;
+    const topics = await setup(t, 50);
+    const failures: PipelineFailure[] = [];
+    const pipelineOptions = options(topics, {
+      ...extra,
+      onFailure: (failure) => failures.push(failure),
+      faults: once('pipeline:after-send-offsets', async () => {
+        // Another producer with the same transactional id: its initTransactions bumps the epoch and aborts ours.
+        const intruder = kafka.producer({
+          kafkaJS: { transactionalId: `${topics.group}-0`, idempotent: true, acks: -1 },
+        });
+        await intruder.connect();
+        await intruder.disconnect();
+      }),
+    });
+    const stats = await runUntil(t, pipelineOptions, 50);
+    assert.deepEqual(
+      new Set(failures.map((failure) => failure.action)),
+      new Set(['recreated']),
+      JSON.stringify(failures),
+    );
+    assert.match(failures[0]?.codeName ?? '', /FENCED|EPOCH/);
+    assert.equal(stats.producersRecreated, 1);
+    assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(50));
+  });
+}
 
 test('invalid options are refused with EFF_INVALID_OPTIONS naming the field', () => {
   const base = {
@@ -156,6 +173,8 @@ test('invalid options are refused with EFF_INVALID_OPTIONS naming the field', ()
     ['guarantee', { guarantee: 'maybe-once' }],
     ['maxBatchSize', { maxBatchSize: 0 }],
     ['sessionTimeoutMs', { sessionTimeoutMs: 10 }],
+    ['commitIntervalMs', { commitIntervalMs: -1 }],
+    ['commitIntervalMs', { commitIntervalMs: 1.5 }],
   ] as const) {
     assert.throws(
       () => createPipeline({ ...base, ...(bad as Partial<PipelineOptions>) }),
@@ -165,3 +184,20 @@ test('invalid options are refused with EFF_INVALID_OPTIONS naming the field', ()
     );
   }
 });
+
+// One transaction per window over several partitions' batches (`commitIntervalMs`): fewer transactions than batches,
+// each input still committed once; the per-batch default is the twin (a transaction per batch).
+for (const commitIntervalMs of [300, 0]) {
+  test(`commitIntervalMs ${commitIntervalMs}: ${commitIntervalMs ? 'several batches share a transaction' : 'twin: a transaction per batch'}`, async (t) => {
+    if (!(await needs(t, 'kafka'))) return;
+    const topics = await setup(t, 200);
+    const stats = await runUntil(t, options(topics, { maxBatchSize: 10, commitIntervalMs }), 200);
+    const perTransaction = stats.committedInputs / stats.transactions;
+    t.diagnostic(
+      `${stats.transactions} transactions, ${perTransaction.toFixed(1)} inputs each (batches of 10 at most)`,
+    );
+    if (commitIntervalMs) assert.ok(perTransaction > 10, `more than one batch per transaction: ${perTransaction}`);
+    else assert.ok(perTransaction <= 10, `one batch per transaction: ${perTransaction}`);
+    assert.deepEqual(seqs(await readTopic(kafka, topics.output, 'read_committed')), range(200));
+  });
+}

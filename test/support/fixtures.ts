@@ -12,7 +12,8 @@ export function randomName(prefix: string): string {
 
 /** A migrated schema of its own for one test, dropped afterwards (kept when the test failed, for a look). */
 export async function freshSchema(t: TestContext): Promise<{ db: Db; schema: string }> {
-  const db = pgDb({ max: 4 });
+  // sized by the library (4): a consumer of more lanes or partitions in flight grows it at start
+  const db = pgDb();
   const schema = randomName('t');
   await migrate(db, { schema });
   t.after(async () => {
