@@ -1,5 +1,5 @@
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
-import type { OutgoingRecord } from '../port.ts';
+import type { OutgoingRecord, SendOutcome } from '../port.ts';
 import type { Kafka } from './client.ts';
 
 type ClientProducer = ReturnType<Kafka['producer']>;
@@ -55,9 +55,64 @@ function tooLarge(record: OutgoingRecord, size: number, limit: number): Effectiv
   return new EffectivelyError(
     ErrorCodes.EFF_TRANSPORT,
     `kafka send refused: a record of ${size} bytes is over the producer's message.max.bytes (${limit}); nothing of the send was produced`,
-    { retryable: true, cause, details: { topic: record.topic, size, limit, delivered: 0 } },
+    { retryable: true, cause, details: { topic: record.topic, size, limit, delivered: 0, acknowledged: 0 } },
   );
 }
+
+/** A failure after which the producer reports nothing more until `message.timeout.ms` (librdkafka's fatal state). */
+const isFatal = (error: unknown) => (error as { fatal?: unknown } | null)?.fatal === true;
+
+/**
+ * The delivery reports of one send, kept per record (the client's opaque: it calls `resolve` or `reject` once per
+ * record). Settles when every record produced was reported, or at once on a fatal error.
+ */
+class Deliveries {
+  readonly outcomes: (SendOutcome | undefined)[];
+  #waiting = 0;
+  #fatal: unknown;
+  #done: (() => void) | undefined;
+
+  constructor(count: number) {
+    this.outcomes = new Array(count);
+  }
+
+  /** The opaque of record `index`, one more report to wait for. */
+  report(index: number): { resolve: () => void; reject: (error: unknown) => void } {
+    this.#waiting++;
+    return {
+      resolve: () => this.#settle(index, acknowledged),
+      reject: (error: unknown) => {
+        if (isFatal(error)) this.#fatal ??= error;
+        this.#settle(index, { acknowledged: false, error });
+      },
+    };
+  }
+
+  /** Record `index` was never produced (its `produce()` threw, or one before it did): nothing to wait for. */
+  notProduced(index: number, error: unknown): void {
+    this.outcomes[index] = { acknowledged: false, error };
+  }
+
+  #settle(index: number, outcome: SendOutcome): void {
+    if (this.outcomes[index] !== undefined) return;
+    this.outcomes[index] = outcome;
+    this.#waiting--;
+    if (this.#waiting === 0 || this.#fatal !== undefined) this.#done?.();
+  }
+
+  /** Resolves once every report came (or a fatal error did: the records not yet reported then count as failed). */
+  async all(): Promise<SendOutcome[]> {
+    if (this.#waiting > 0 && this.#fatal === undefined) {
+      await new Promise<void>((resolve) => {
+        this.#done = resolve;
+      });
+    }
+    const fatal = this.#fatal;
+    return Array.from(this.outcomes, (outcome) => outcome ?? { acknowledged: false, error: fatal });
+  }
+}
+
+const acknowledged: SendOutcome = { acknowledged: true };
 
 /**
  * Produces records in the order given and waits for every delivery report. Two things the client's `sendBatch`
@@ -65,9 +120,11 @@ function tooLarge(record: OutgoingRecord, size: number, limit: number): Effectiv
  *  - a record over the producer's `message.max.bytes` is refused before anything of the send is produced (librdkafka
  *    refuses it synchronously inside `produce()`, and the client went on producing the records behind it: a later
  *    record of its key was written while it was set aside);
- *  - once one `produce()` throws (the local queue full, a record refused), nothing behind it is produced. The records
- *    before it are awaited; when all of them were acknowledged the error says how many (`details.delivered`), so the
- *    caller takes them as published and goes on with the rest, rather than sending them again.
+ *  - once one `produce()` throws (the local queue full, a record refused), nothing behind it is produced.
+ * A failed send says what became of each record (`details.outcomes`, in the order given: acknowledged, or the error of
+ * its own delivery report), so the caller keeps what the broker took and sends again only the rest: the broker refuses
+ * a whole per-partition batch (a batch over the topic's `max.message.bytes`), the other partitions' records pass.
+ * `details.delivered`: how many records at the head were acknowledged; `details.acknowledged`: how many in all.
  */
 export async function produceInOrder(
   client: ClientProducer,
@@ -80,38 +137,33 @@ export async function produceInOrder(
     if (size > maxBytes) throw tooLarge(records[index]!, size, maxBytes);
   });
   const internal = (client as unknown as { _getInternalClient(): InternalProducer })._getInternalClient();
-  const deliveries: Promise<unknown>[] = [];
-  let stopped: unknown;
-  for (const [index, message] of messages.entries()) {
+  const deliveries = new Deliveries(messages.length);
+  let stopped: { error: unknown } | undefined;
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index]!;
+    if (stopped) {
+      deliveries.notProduced(index, stopped.error);
+      continue;
+    }
     const headers = Object.entries(message.headers).map(([name, value]) => ({ [name]: value }));
-    let settle!: { resolve: (value: unknown) => void; reject: (error: unknown) => void };
-    const promise = new Promise((resolve, reject) => {
-      settle = { resolve, reject };
-    });
+    const opaque = deliveries.report(index);
     try {
       // Outside a promise executor, where a throw would only reject that promise and the loop would go on.
-      internal.produce(records[index]!.topic, -1, message.value, message.key, 0, settle, headers);
+      internal.produce(records[index]!.topic, -1, message.value, message.key, 0, opaque, headers);
     } catch (error) {
-      stopped = error;
-      break;
+      stopped = { error };
+      // No report will come for it.
+      opaque.reject(error);
     }
-    deliveries.push(promise);
   }
-  // The first failed delivery ends the wait (after a fatal error the records behind it may only be reported once
-  // message.timeout.ms passes); the send is then retried whole. When every record produced was acknowledged, they
-  // are the head of the send the caller keeps.
-  let failure = stopped;
-  let delivered = deliveries.length;
-  try {
-    await Promise.all(deliveries);
-  } catch (error) {
-    failure = error;
-    delivered = 0;
-  }
-  if (failure === undefined) return;
-  throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `kafka send failed: ${(failure as Error).message}`, {
-    retryable: true,
-    cause: failure,
-    details: { delivered },
-  });
+  const outcomes = await deliveries.all();
+  const failedAt = outcomes.findIndex((outcome) => !outcome.acknowledged);
+  if (failedAt === -1) return;
+  const failure = (outcomes[failedAt] as { error: unknown }).error;
+  const count = outcomes.reduce((sum, outcome) => sum + (outcome.acknowledged ? 1 : 0), 0);
+  throw new EffectivelyError(
+    ErrorCodes.EFF_TRANSPORT,
+    `kafka send failed (${count} of ${outcomes.length} records acknowledged): ${(failure as Error)?.message}`,
+    { retryable: true, cause: failure, details: { delivered: failedAt, acknowledged: count, outcomes } },
+  );
 }
