@@ -15,6 +15,8 @@ interface InternalProducer {
     opaque: { resolve: (value: unknown) => void; reject: (error: unknown) => void },
     headers: Record<string, Buffer>[] | null,
   ): unknown;
+  on(event: 'event.error', listener: (error: unknown) => void): unknown;
+  removeListener(event: 'event.error', listener: (error: unknown) => void): unknown;
 }
 
 export interface Message {
@@ -60,17 +62,39 @@ function tooLarge(record: OutgoingRecord, size: number, limit: number): Effectiv
 }
 
 /** A failure after which the producer reports nothing more until `message.timeout.ms` (librdkafka's fatal state). */
-const isFatal = (error: unknown) => (error as { fatal?: unknown } | null)?.fatal === true;
+const isFatal = (error: unknown) => {
+  const fields = error as { fatal?: unknown; isFatal?: unknown; code?: unknown } | null;
+  return fields?.fatal === true || fields?.isFatal === true || fields?.code === -150;
+};
+
+/** After a failed report, how long a silence ends the wait for the others (they then count as failed: sent again). */
+const silenceAfterFailureMs = 5000;
+
+/** What became of a record not reported in time: unknown (a transient failure, so it is sent again). */
+const silence = () =>
+  new EffectivelyError(
+    ErrorCodes.EFF_TIMEOUT,
+    `no delivery report within ${silenceAfterFailureMs} ms after a record of the send failed`,
+    { retryable: true },
+  );
 
 /**
  * The delivery reports of one send, kept per record (the client's opaque: it calls `resolve` or `reject` once per
- * record). Settles when every record produced was reported, or at once on a fatal error.
+ * record). Settles when every record produced was reported; or, once one record failed, at a fatal error, at any
+ * error the client raises (with `enable.gapless.guarantee` a refused batch stops the producer with a client error,
+ * code -1, and the records behind it are reported only at `message.timeout.ms`), or after 5 s without a report. The
+ * records not reported then count as failed: a caller sends them again (a copy at worst, never a loss).
  */
 class Deliveries {
   readonly outcomes: (SendOutcome | undefined)[];
   #waiting = 0;
-  #fatal: unknown;
+  /** The first failed report's error (undefined: none yet). */
+  #failure: { error: unknown } | undefined;
+  /** The first error the client raised during the send (it may come before the failed report). */
+  #clientError: { error: unknown } | undefined;
+  #gaveUp: unknown;
   #done: (() => void) | undefined;
+  #silence: NodeJS.Timeout | undefined;
 
   constructor(count: number) {
     this.outcomes = new Array(count);
@@ -82,8 +106,10 @@ class Deliveries {
     return {
       resolve: () => this.#settle(index, acknowledged),
       reject: (error: unknown) => {
-        if (isFatal(error)) this.#fatal ??= error;
+        this.#failure ??= { error };
         this.#settle(index, { acknowledged: false, error });
+        if (isFatal(error)) this.#giveUp(error);
+        else if (this.#clientError !== undefined) this.#giveUp(this.#clientError.error);
       },
     };
   }
@@ -93,22 +119,45 @@ class Deliveries {
     this.outcomes[index] = { acknowledged: false, error };
   }
 
-  #settle(index: number, outcome: SendOutcome): void {
-    if (this.outcomes[index] !== undefined) return;
-    this.outcomes[index] = outcome;
-    this.#waiting--;
-    if (this.#waiting === 0 || this.#fatal !== undefined) this.#done?.();
+  /** An error the client raised (not a record's report): the end of the wait once a record failed, or when fatal. */
+  clientError(error: unknown): void {
+    this.#clientError ??= { error };
+    if (this.#failure !== undefined || isFatal(error)) this.#giveUp(error);
   }
 
-  /** Resolves once every report came (or a fatal error did: the records not yet reported then count as failed). */
+  #watchSilence(): void {
+    clearTimeout(this.#silence);
+    if (this.#waiting > 0) this.#silence = setTimeout(() => this.#giveUp(silence()), silenceAfterFailureMs);
+  }
+
+  #giveUp(error: unknown): void {
+    if (this.#waiting === 0 || this.#gaveUp !== undefined) return;
+    this.#gaveUp = error;
+    this.#end();
+  }
+
+  #settle(index: number, outcome: SendOutcome): void {
+    if (this.outcomes[index] !== undefined || this.#gaveUp !== undefined) return;
+    this.outcomes[index] = outcome;
+    this.#waiting--;
+    if (this.#waiting === 0) this.#end();
+    else if (this.#failure !== undefined) this.#watchSilence();
+  }
+
+  #end(): void {
+    clearTimeout(this.#silence);
+    this.#done?.();
+  }
+
+  /** Resolves once the wait ends; the records not reported by then count as failed. */
   async all(): Promise<SendOutcome[]> {
-    if (this.#waiting > 0 && this.#fatal === undefined) {
+    if (this.#waiting > 0 && this.#gaveUp === undefined) {
       await new Promise<void>((resolve) => {
         this.#done = resolve;
       });
     }
-    const fatal = this.#fatal;
-    return Array.from(this.outcomes, (outcome) => outcome ?? { acknowledged: false, error: fatal });
+    const error = this.#gaveUp;
+    return Array.from(this.outcomes, (outcome) => outcome ?? { acknowledged: false, error });
   }
 }
 
@@ -138,6 +187,21 @@ export async function produceInOrder(
   });
   const internal = (client as unknown as { _getInternalClient(): InternalProducer })._getInternalClient();
   const deliveries = new Deliveries(messages.length);
+  const onError = (error: unknown) => deliveries.clientError(error);
+  internal.on('event.error', onError);
+  try {
+    return await produceAll(internal, records, messages, deliveries);
+  } finally {
+    internal.removeListener('event.error', onError);
+  }
+}
+
+async function produceAll(
+  internal: InternalProducer,
+  records: readonly OutgoingRecord[],
+  messages: readonly Message[],
+  deliveries: Deliveries,
+): Promise<void> {
   let stopped: { error: unknown } | undefined;
   for (let index = 0; index < messages.length; index++) {
     const message = messages[index]!;
