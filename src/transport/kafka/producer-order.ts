@@ -40,12 +40,20 @@ const varintSize = (n: number) => {
  * varint(name) + name + varint(value) + value.
  */
 export function recordWireSize(message: Message): number {
-  let headers = 0;
-  for (const [name, value] of Object.entries(message.headers)) {
+  return sizedHeaders(message).size;
+}
+
+/** The record's wire size and its headers as the client's `produce()` takes them (one `{ name: value }` each). */
+function sizedHeaders(message: Message): { size: number; headers: Record<string, Buffer>[] } {
+  let size = 36 + (message.key?.length ?? 0) + (message.value?.length ?? 0);
+  const headers: Record<string, Buffer>[] = [];
+  for (const name in message.headers) {
+    const value = message.headers[name]!;
     const nameBytes = Buffer.byteLength(name, 'utf8');
-    headers += varintSize(nameBytes) + nameBytes + varintSize(value.length) + value.length;
+    size += varintSize(nameBytes) + nameBytes + varintSize(value.length) + value.length;
+    headers.push({ [name]: value });
   }
-  return 36 + (message.key?.length ?? 0) + (message.value?.length ?? 0) + headers;
+  return { size, headers };
 }
 
 /** A refusal shaped as librdkafka's own (its numeric `code`), so the relay sets the record aside as it would. */
@@ -101,17 +109,20 @@ class Deliveries {
   }
 
   /** The opaque of record `index`, one more report to wait for. */
-  report(index: number): { resolve: () => void; reject: (error: unknown) => void } {
+  report(index: number): Report {
     this.#waiting++;
-    return {
-      resolve: () => this.#settle(index, acknowledged),
-      reject: (error: unknown) => {
-        this.#failure ??= { error };
-        this.#settle(index, { acknowledged: false, error });
-        if (isFatal(error)) this.#giveUp(error);
-        else if (this.#clientError !== undefined) this.#giveUp(this.#clientError.error);
-      },
-    };
+    return new Report(this, index);
+  }
+
+  acknowledge(index: number): void {
+    this.#settle(index, acknowledged);
+  }
+
+  fail(index: number, error: unknown): void {
+    this.#failure ??= { error };
+    this.#settle(index, { acknowledged: false, error });
+    if (isFatal(error)) this.#giveUp(error);
+    else if (this.#clientError !== undefined) this.#giveUp(this.#clientError.error);
   }
 
   /** Record `index` was never produced (its `produce()` threw, or one before it did): nothing to wait for. */
@@ -163,6 +174,22 @@ class Deliveries {
 
 const acknowledged: SendOutcome = { acknowledged: true };
 
+/** The opaque of one record: the client's delivery report calls `resolve` or `reject` on it (no Promise per record). */
+class Report {
+  constructor(
+    readonly deliveries: Deliveries,
+    readonly index: number,
+  ) {}
+
+  resolve(): void {
+    this.deliveries.acknowledge(this.index);
+  }
+
+  reject(error: unknown): void {
+    this.deliveries.fail(this.index, error);
+  }
+}
+
 /**
  * Produces records in the order given and waits for every delivery report. Two things the client's `sendBatch`
  * does not do, both for one key's order:
@@ -181,16 +208,17 @@ export async function produceInOrder(
   messages: readonly Message[],
   maxBytes: number,
 ): Promise<void> {
-  messages.forEach((message, index) => {
-    const size = recordWireSize(message);
-    if (size > maxBytes) throw tooLarge(records[index]!, size, maxBytes);
+  const headers = messages.map((message, index) => {
+    const sized = sizedHeaders(message);
+    if (sized.size > maxBytes) throw tooLarge(records[index]!, sized.size, maxBytes);
+    return sized.headers;
   });
   const internal = (client as unknown as { _getInternalClient(): InternalProducer })._getInternalClient();
   const deliveries = new Deliveries(messages.length);
   const onError = (error: unknown) => deliveries.clientError(error);
   internal.on('event.error', onError);
   try {
-    return await produceAll(internal, records, messages, deliveries);
+    return await produceAll(internal, records, messages, headers, deliveries);
   } finally {
     internal.removeListener('event.error', onError);
   }
@@ -200,6 +228,7 @@ async function produceAll(
   internal: InternalProducer,
   records: readonly OutgoingRecord[],
   messages: readonly Message[],
+  headers: readonly Record<string, Buffer>[][],
   deliveries: Deliveries,
 ): Promise<void> {
   let stopped: { error: unknown } | undefined;
@@ -209,11 +238,10 @@ async function produceAll(
       deliveries.notProduced(index, stopped.error);
       continue;
     }
-    const headers = Object.entries(message.headers).map(([name, value]) => ({ [name]: value }));
     const opaque = deliveries.report(index);
     try {
       // Outside a promise executor, where a throw would only reject that promise and the loop would go on.
-      internal.produce(records[index]!.topic, -1, message.value, message.key, 0, opaque, headers);
+      internal.produce(records[index]!.topic, -1, message.value, message.key, 0, opaque, headers[index]!);
     } catch (error) {
       stopped = { error };
       // No report will come for it.
