@@ -1,4 +1,4 @@
-import { classifySendFailure, deliveredHead } from './refusal.ts';
+import { classifySendFailure, sendOutcomes } from './refusal.ts';
 
 export interface ChunkRow {
   seq: string;
@@ -6,7 +6,7 @@ export interface ChunkRow {
 }
 
 export interface ChunkDeps<Row extends ChunkRow> {
-  /** Sends rows in the order given; rejects when any of them failed (the client does not say which). */
+  /** Sends rows in the order given; rejects when any of them failed (saying which, when the transport knows). */
   send(rows: readonly Row[]): Promise<void>;
   /** Sets one row aside as refused for good (in the pass's transaction). */
   refuse(row: Row, code: string, error: unknown): Promise<void>;
@@ -19,9 +19,11 @@ export interface ChunkDeps<Row extends ChunkRow> {
  * halves, sent in order, down to the one row that is refused on its own: that row is set aside and its key blocked,
  * so the rest of the chunk flows and no later row of that key goes out ahead of it. A refusal that only a whole batch
  * earns (Kafka's RECORD_LIST_TOO_LARGE, a batch over the topic's size) ends in halves that pass, and so does a send too
- * much for the client's local queue (split, never set aside). A failed send whose head the broker acknowledged (the
- * transport stops producing at the first record it could not take) keeps that head and goes on with the rest. Any
- * other failure is thrown: the pass rolls back and is retried as it was (a broker that is down sets nothing aside).
+ * much for the client's local queue (split, never set aside). When the transport says what became of each record
+ * (`details.outcomes`), the rows the broker acknowledged are kept and never sent again: only the failed ones go on
+ * (again, then in halves; the broker refuses a whole per-partition batch, so a healthy row fails beside the one too
+ * big, and is only set aside when it fails alone). Any other failure is thrown: the pass rolls back and is retried as
+ * it was (a broker that is down sets nothing aside).
  */
 export async function publishChunk<Row extends ChunkRow>(rows: readonly Row[], deps: ChunkDeps<Row>): Promise<Row[]> {
   const open = rows.filter((row) => !deps.blocked.has(row.key));
@@ -30,10 +32,8 @@ export async function publishChunk<Row extends ChunkRow>(rows: readonly Row[], d
     await deps.send(open);
     return open;
   } catch (error) {
-    const delivered = deliveredHead(error);
-    if (delivered > 0 && delivered < open.length) {
-      return [...open.slice(0, delivered), ...(await publishChunk(open.slice(delivered), deps))];
-    }
+    const kept = acknowledgedPart(open, error);
+    if (kept) return [...kept.acknowledged, ...(await publishChunk(kept.failed, deps))];
     const { failure, code } = classifySendFailure(error);
     if (failure !== 'refused' && (failure !== 'too-much' || open.length === 1)) throw error;
     if (open.length === 1) {
@@ -47,4 +47,28 @@ export async function publishChunk<Row extends ChunkRow>(rows: readonly Row[], d
     const right = await publishChunk(open.slice(middle), deps);
     return [...left, ...right];
   }
+}
+
+/**
+ * The rows of a failed send the broker acknowledged and those that failed (in order), when some were acknowledged and
+ * every failure is one a smaller send may pass (refused, too much for the client); undefined otherwise.
+ */
+function acknowledgedPart<Row>(
+  open: readonly Row[],
+  error: unknown,
+): { acknowledged: Row[]; failed: Row[] } | undefined {
+  const outcomes = sendOutcomes(error, open.length);
+  if (!outcomes) return undefined;
+  const acknowledged: Row[] = [];
+  const failed: Row[] = [];
+  for (const [index, outcome] of outcomes.entries()) {
+    if (outcome.acknowledged) {
+      acknowledged.push(open[index]!);
+      continue;
+    }
+    const { failure } = classifySendFailure(outcome.error);
+    if (failure !== 'refused' && failure !== 'too-much') return undefined;
+    failed.push(open[index]!);
+  }
+  return acknowledged.length > 0 ? { acknowledged, failed } : undefined;
 }

@@ -1,4 +1,5 @@
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
+import type { SendOutcome } from '../transport/port.ts';
 
 /**
  * What a failed `send` means for the relay, read from the error codes the transports' errors carry (never their
@@ -95,8 +96,11 @@ export function storableText(text: string): string {
     .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
-/** How many records at the head of a failed send were acknowledged (the transport says so in `details.delivered`). */
-export function deliveredHead(error: unknown): number {
-  const delivered = error instanceof EffectivelyError ? error.details?.delivered : undefined;
-  return typeof delivered === 'number' && Number.isInteger(delivered) && delivered > 0 ? delivered : 0;
+/**
+ * The per-record outcomes of a failed send of `count` records (`details.outcomes`, see `SendOutcome`), or undefined
+ * when the transport did not say (it refused the send as a whole).
+ */
+export function sendOutcomes(error: unknown, count: number): readonly SendOutcome[] | undefined {
+  const outcomes = error instanceof EffectivelyError ? error.details.outcomes : undefined;
+  return Array.isArray(outcomes) && outcomes.length === count ? (outcomes as SendOutcome[]) : undefined;
 }

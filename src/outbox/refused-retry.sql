@@ -5,5 +5,5 @@ WITH back AS (
 )
 INSERT INTO :schema.outbox (seq, id, topic, key, shard, headers, payload, created_at)
 OVERRIDING SYSTEM VALUE
-SELECT seq, id, topic, key, shard, headers, payload, created_at FROM back
+SELECT seq, id, topic, key, shard, headers, payload, created_at FROM back ORDER BY seq
 RETURNING seq

@@ -95,8 +95,10 @@ async function release(db: Db, options: RefusedSelection, statement: 'retry' | '
     // The relays' shard locks (relay.ts): wait for a pass that owns these keys, keep the next one off until commit.
     await tx.query(sql.lock, [seqs, `effectively:relay:${schema}`]);
     const keys = (await tx.query<{ key: string }>(sql.keys, [seqs])).rows.map((row) => row.key);
-    const { rows } = await tx.query(sql[statement], [seqs]);
-    await tx.query(sql.restream, [keys]);
+    const { rows } = await tx.query<{ seq: string }>(sql[statement], [seqs]);
+    // The rows a retry put back are written once (a second write of them streamed them twice to a WAL relay).
+    const putBack = statement === 'retry' ? rows.map((row) => row.seq) : [];
+    await tx.query(sql.restream, [keys, putBack]);
     await tx.query('SELECT pg_notify($1, NULL)', [notifyChannel(schema)]);
     return rows.length;
   });

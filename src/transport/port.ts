@@ -157,3 +157,11 @@ export interface Transport {
   consumer(options: ConsumerOptions): Consumer;
   admin(): Admin;
 }
+
+/**
+ * What one record of a failed `send` became, when the transport knows it record by record (the Kafka transport: the
+ * broker's delivery report of each record). A failed send carries them in `details.outcomes` of its `EFF_TRANSPORT`
+ * error, one per record in the order given; a transport that refuses a send as a whole (the embedded log writes
+ * nothing of it) carries none.
+ */
+export type SendOutcome = { acknowledged: true } | { acknowledged: false; error: unknown };
