@@ -4,6 +4,7 @@ import { dedupKeyOf } from '../envelope/identity.ts';
 import type { MessagingSystem } from '../observability/semconv.ts';
 import { traceProcess } from '../observability/trace-consumer.ts';
 import type { IncomingRecord } from '../transport/port.ts';
+import { thrownByHandler } from './classify.ts';
 import { GuardedTx } from './guarded-tx.ts';
 import type { BatchEventHandler, EventHandler, Outcome } from './types.ts';
 
@@ -56,6 +57,7 @@ export function createApplier(options: ApplierOptions) {
       results = await traceProcess(system, group, records, events[0]!.id, () => batchHandler!(events, context));
       await guarded.check('the batch handler caught a failed statement');
     } catch (error) {
+      thrownByHandler(error);
       const explained = guarded.explain(error, 'the batch handler caught a failed statement');
       throw new HandlerFailure(range.length > 1 ? Math.ceil(range.length / 2) : 0, explained);
     }
@@ -84,6 +86,7 @@ export function createApplier(options: ApplierOptions) {
         await guarded.check('the handler caught a failed statement');
         if (result === 'stale') outcomes[index] = 'stale';
       } catch (error) {
+        thrownByHandler(error);
         throw new HandlerFailure(index, guarded.explain(error, 'the handler caught a failed statement'), true);
       }
     }

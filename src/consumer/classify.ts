@@ -31,18 +31,31 @@ export function isPermanent(error: unknown, permanent: PermanentErrors = []): bo
  * of the handler's own (a third-party call) with the database up is the record's failure, counted like any other.
  */
 export function outageProbe(db: Queryable): (error: unknown) => Promise<boolean> {
+  const answers = () =>
+    db.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
   return async (error) => {
     // The library's own statement (BEGIN, the dedup claim, COMMIT...) lost its connection or got no answer within its
     // watchdog: the consumer's database connection failed, whatever a fresh connection answers now (a reset or a
     // silence is healed by then). A handler's statement past the pool's watchdog is the record's failure, counted.
-    if (lostInLibraryStatement(error)) return true;
+    // The same error thrown by the handler (its own `db.query` outside `ctx.tx`, on the library's watchdog) is an
+    // outage only if the database does not answer now: a query of its own that always runs longer is its record's
+    // failure, counted, else the record is retried for ever under "database unreachable".
+    if (lostInLibraryStatement(error)) return handlerThrown.has(error as object) ? !(await answers()) : true;
     if (error instanceof EffectivelyError) return error.code === ErrorCodes.EFF_SCHEMA_REGISTRY_UNAVAILABLE;
     if (!isConnectionLost(error)) return false;
-    return db.query('SELECT 1').then(
-      () => false,
-      () => true,
-    );
+    return !(await answers());
   };
+}
+
+/** Errors a handler threw (outageProbe tells its own statements' failures from the library's). */
+const handlerThrown = new WeakSet<object>();
+
+/** Notes that the handler threw `error` (called where a handler's failure is caught). */
+export function thrownByHandler(error: unknown): void {
+  if (typeof error === 'object' && error !== null) handlerThrown.add(error);
 }
 
 const contentionStates = new Set(['40001', '40P01', '55P03']);

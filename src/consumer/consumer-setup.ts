@@ -29,6 +29,8 @@ export interface ConsumerState {
   producer: Producer | undefined;
   /** The log is in the consumer's own database: offsets commit inside the batch's transaction. */
   offsetsInTransaction: boolean;
+  /** Gives this consumer's share of the pool back (pool-fit.ts): at close. */
+  releasePool?: () => void;
 }
 
 /** Checks a consumer's options (`EFF_INVALID_OPTIONS` naming the field) and fills in the defaults. */

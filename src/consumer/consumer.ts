@@ -33,9 +33,15 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
   const consumer: EffectivelyConsumer = {
     start() {
       if (closing) return Promise.reject(new Error('consumer is closed'));
-      starting ??= startConsumer(options, setup, state, parts).then((timer) => {
-        purgeTimer = timer;
-      });
+      starting ??= startConsumer(options, setup, state, parts).then(
+        (timer) => {
+          purgeTimer = timer;
+        },
+        (error: unknown) => {
+          state.releasePool?.(); // a start that failed holds no share of the pool
+          throw error;
+        },
+      );
       return starting;
     },
     close({ timeoutMs = 10_000 } = {}) {
@@ -51,6 +57,7 @@ export function createConsumer<T = unknown>(typed: ConsumerOptions<T>): Effectiv
           logger.warn('consumer close timed out waiting for the in-flight batch', { timeoutMs });
         }
         await state.producer?.close();
+        state.releasePool?.();
       })();
       return closing;
     },

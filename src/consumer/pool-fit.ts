@@ -8,30 +8,45 @@ export function transactionsAtOnce(concurrency: ResolvedConcurrency): number {
   return (concurrency.mode === 'key' ? concurrency.max : 1) * concurrency.partitions;
 }
 
+/** Per Db, the transactions at once of each consumer started on it and not closed (several groups share one pool). */
+const shares = new WeakMap<Db, Map<object, number>>();
+
 /**
  * Fits the database pool to the concurrency asked for, at start: each transaction in flight holds a connection, and
- * one more is kept for a query outside them (a handler's own, the dead-letter lookup, the started records). A pool the
- * library sized (`pgDb()` without `max`) grows to that; a pool the user sized too small is refused with both numbers
- * (before, a warning in the log, and 16 lanes on a pool of 4 ran 4 at a time). A single session (PGlite, `max: 1`)
- * is left alone: the lanes take turns on it and a nested query is refused (`EFF_NESTED_TRANSACTION`).
+ * one more is kept for a query outside them (a handler's own, the dead-letter lookup, the started records). The
+ * consumers started on the same Db and not closed count together: two groups of 16 lanes on one pool need 33. A pool
+ * the library sized (`pgDb()` without `max`) grows to that; a pool the user sized too small is refused with both
+ * numbers (before, a warning in the log, and 16 lanes on a pool of 4 ran 4 at a time). A single session (PGlite,
+ * `max: 1`) is left alone: the lanes take turns on it and a nested query is refused (`EFF_NESTED_TRANSACTION`).
+ * Returns what gives this consumer's share back (at its close).
  */
-export function fitPool(db: Db, concurrency: ResolvedConcurrency, group: string, logger: Logger): void {
+export function fitPool(db: Db, concurrency: ResolvedConcurrency, group: string, logger: Logger): () => void {
   const pool = db.connections;
-  if (pool === undefined || pool <= 1) return;
-  const atOnce = transactionsAtOnce(concurrency);
+  if (pool === undefined || pool <= 1) return () => undefined;
+  const onDb = shares.get(db) ?? new Map<object, number>();
+  const others = [...onDb.values()].reduce((sum, share) => sum + share, 0);
+  const own = transactionsAtOnce(concurrency);
+  const atOnce = others + own;
   const needed = atOnce + 1;
-  if (pool >= needed) return;
-  if (db.growTo) {
+  if (pool < needed && !db.growTo) {
+    const beside = others > 0 ? ` (${own} of its own, ${others} of the other consumers started on this Db)` : '';
+    throw new EffectivelyError(
+      ErrorCodes.EFF_POOL_TOO_SMALL,
+      `the database pool has ${pool} connections and consumer group ${group} may run ${atOnce} transactions at once${beside} ` +
+        `(concurrency.max × concurrency.partitions), plus one connection for queries outside them: ${needed} needed. ` +
+        `Give the pool at least ${needed} connections (pgDb({ max: ${needed} }), or leave max out and the consumer ` +
+        `sizes it), or lower concurrency.max/concurrency.partitions to at most ${pool - 1 - others} transactions at once`,
+      { details: { group, pool, transactionsAtOnce: atOnce, needed } },
+    );
+  }
+  if (pool < needed && db.growTo) {
     db.growTo(needed);
     logger.info("database pool grown to fit the consumer's concurrency", { group, from: pool, to: needed });
-    return;
   }
-  throw new EffectivelyError(
-    ErrorCodes.EFF_POOL_TOO_SMALL,
-    `the database pool has ${pool} connections and consumer group ${group} may run ${atOnce} transactions at once ` +
-      `(concurrency.max × concurrency.partitions), plus one connection for queries outside them: ${needed} needed. ` +
-      `Give the pool at least ${needed} connections (pgDb({ max: ${needed} }), or leave max out and the consumer ` +
-      `sizes it), or lower concurrency.max/concurrency.partitions to at most ${pool - 1} transactions at once`,
-    { details: { group, pool, transactionsAtOnce: atOnce, needed } },
-  );
+  const share = {};
+  onDb.set(share, own);
+  shares.set(db, onDb);
+  return () => {
+    onDb.delete(share);
+  };
 }

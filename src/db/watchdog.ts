@@ -38,12 +38,15 @@ export function lostInLibraryStatement(error: unknown): boolean {
   return ownFailures.has(error);
 }
 
-/** The first word of a statement (`COMMIT`, `INSERT`, `WITH`…): enough to say which one got no answer. */
+/**
+ * The first word of a statement (`COMMIT`, `INSERT`, `WITH`…): enough to say which one got no answer. Leading comments
+ * are skipped (the library's .sql files start with one).
+ */
 function verbOf(statement: Statement): string {
   const text = typeof statement === 'string' ? statement : statement.text;
   return (
     String(text)
-      .trim()
+      .replace(/^(\s|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/, '')
       .match(/^[A-Za-z]+/)?.[0]
       ?.toUpperCase() ?? '?'
   );
