@@ -22,7 +22,7 @@ export async function startConsumer(
   const { db, group } = options;
   const { logger, retryTopics, concurrency } = setup;
   // each transaction in flight holds a connection: grow the library's pool to fit, or refuse a pool too small
-  state.releasePool = fitPool(db, concurrency, group, logger);
+  state.releasePool = fitPool(db, concurrency, group, logger, options.keyOrdered === true);
   // Redrive reads this to refuse replays older than the dedup window.
   const retention = options.retention || undefined;
   await db.query(loadSql(import.meta.url, 'group-settings.sql', setup.schema), [group, retention?.keepMs ?? null]);
