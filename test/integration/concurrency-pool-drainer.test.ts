@@ -10,12 +10,10 @@ import type { Outcome } from '../../src/consumer/types.ts';
 import { pgDb } from '../../src/db/pg.ts';
 import type { Db } from '../../src/db/port.ts';
 import { deadLetterStore } from '../../src/deadletter/store.ts';
-import { encodeEvent } from '../../src/envelope/cloudevents.ts';
-import { createEvent } from '../../src/envelope/event.ts';
 import { EffectivelyError, ErrorCodes, PermanentError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
-import { postgresTransport } from '../../src/transport/postgres/transport.ts';
-import { eventually, freshSchema } from '../support/fixtures.ts';
+import { eventually } from '../support/fixtures.ts';
+import { keyedEvent as make, ordersWorld, startError, unsized } from '../support/lanes.ts';
 import { needs } from '../support/services.ts';
 
 // more than pgDb()'s own 4, so the library grows its pool to what the consumer counts
@@ -27,12 +25,7 @@ const LANES = 4;
  * errors of those queries.
  */
 async function drainerBesideLanes(t: TestContext, db: Db, consumerDb: Db = db): Promise<unknown[]> {
-  const { schema } = await freshSchema(t);
-  t.after(() => db.close());
-  const transport = postgresTransport({ db, schema, pollIntervalMs: 50, logger: silentLogger });
-  await transport.admin().createTopics([{ topic: 'orders', partitions: 1 }]);
-  const make = (key: string, v: number) =>
-    encodeEvent(createEvent({ topic: 'orders', type: 'pool.test', source: '/pool', key, data: { key, v } }));
+  const { schema, transport } = await ordersWorld(t, db);
   const outcomes: Outcome[] = [];
   const errors: unknown[] = [];
   let inside = 0;
@@ -90,12 +83,7 @@ test("twin: a pool of lanes + 1 (the drainer uncounted) leaves a handler's own q
   if (!(await needs(t, 'postgres'))) return;
   const db = pgDb({ max: LANES + 1, connectionTimeoutMs: 1000 });
   // behind a Db that does not tell its size, so the consumer cannot refuse it
-  const unsized: Db = {
-    query: (text, params) => db.query(text, params),
-    transaction: (work) => db.transaction(work),
-    close: () => Promise.resolve(),
-  };
-  const errors = await drainerBesideLanes(t, db, unsized);
+  const errors = await drainerBesideLanes(t, db, unsized(db));
   t.diagnostic(`${errors.length} of ${LANES + 1} own queries failed: ${String(errors[0])}`);
   assert.ok(errors.length > 0, "a handler's own query waited out the pool's connectionTimeoutMs");
 });
@@ -103,9 +91,7 @@ test("twin: a pool of lanes + 1 (the drainer uncounted) leaves a handler's own q
 test('keyOrdered: a pool the user sized for the lanes only is refused at start, the drainer counted', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const db = pgDb({ max: LANES + 1 });
-  const { schema } = await freshSchema(t);
-  t.after(() => db.close());
-  const transport = postgresTransport({ db, schema, pollIntervalMs: 50, logger: silentLogger });
+  const { schema, transport } = await ordersWorld(t, db);
   const consumer = createConsumer({
     db,
     transport,
@@ -119,10 +105,7 @@ test('keyOrdered: a pool the user sized for the lanes only is refused at start, 
     handler: async () => undefined,
   });
   t.after(() => consumer.close());
-  const error = await consumer.start().then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
+  const error = await startError(consumer.start());
   assert.ok(error instanceof EffectivelyError, `refused at start: ${String(error)}`);
   assert.equal(error.code, ErrorCodes.EFF_POOL_TOO_SMALL);
   assert.deepEqual(error.details, { group: 'g', pool: LANES + 1, transactionsAtOnce: LANES + 1, needed: LANES + 2 });

@@ -8,30 +8,16 @@ import { type TestContext, test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
 import { pgDb } from '../../src/db/pg.ts';
 import type { Db } from '../../src/db/port.ts';
-import { encodeEvent } from '../../src/envelope/cloudevents.ts';
-import { createEvent } from '../../src/envelope/event.ts';
 import { EffectivelyError, ErrorCodes } from '../../src/errors.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
-import { postgresTransport } from '../../src/transport/postgres/transport.ts';
-import { eventually, freshSchema } from '../support/fixtures.ts';
+import { eventually } from '../support/fixtures.ts';
+import { type OrdersWorld, ordersWorld, rendezvous, sendKeys, startError, unsized } from '../support/lanes.ts';
 import { needs } from '../support/services.ts';
 
 const LANES = 16;
 
-async function world(t: TestContext, db: Db) {
-  const { schema } = await freshSchema(t);
-  t.after(() => db.close());
-  const transport = postgresTransport({ db, schema, pollIntervalMs: 50, logger: silentLogger });
-  await transport.admin().createTopics([{ topic: 'orders', partitions: 1 }]);
-  return { schema, transport };
-}
-
 /** A consumer of `LANES` key lanes of `orders` on `db`. */
-function lanesOn(
-  db: Db,
-  { schema, transport }: Awaited<ReturnType<typeof world>>,
-  handler: () => Promise<void> = async () => undefined,
-) {
+function lanesOn(db: Db, { schema, transport }: OrdersWorld, handler: () => Promise<void> = async () => undefined) {
   return createConsumer({
     db,
     transport,
@@ -47,36 +33,15 @@ function lanesOn(
 
 /** Starts a consumer of `LANES` key lanes on `consumerDb` over one batch of `LANES` keys; the most handlers at once. */
 async function mostAtOnce(t: TestContext, db: Db, consumerDb: Db = db): Promise<number> {
-  const w = await world(t, db);
-  const producer = w.transport.producer();
-  await producer.send(
-    Array.from({ length: LANES }, (_, n) =>
-      encodeEvent(createEvent({ topic: 'orders', type: 'pool.test', source: '/pool', key: `k${n}`, data: { n } })),
-    ),
-  );
-  await producer.close();
-  let running = 0;
-  let most = 0;
-  let done = 0;
-  let allIn: () => void = () => undefined;
-  const everyLaneIn = new Promise<void>((resolve) => {
-    allIn = resolve;
-  });
-  const consumer = lanesOn(consumerDb, w, async () => {
-    running += 1;
-    most = Math.max(most, running);
-    if (running === LANES) allIn();
-    // each handler waits (in its transaction) until every lane is in, or 1 s: lanes that cannot all be in at once
-    // still end, and `most` says how many were
-    await Promise.race([everyLaneIn, new Promise((resolve) => setTimeout(resolve, 1000))]);
-    running -= 1;
-    done += 1;
-  });
+  const w = await ordersWorld(t, db);
+  await sendKeys(w, LANES);
+  const meet = rendezvous(LANES, 1000);
+  const consumer = lanesOn(consumerDb, w, meet.handler);
   t.after(() => consumer.close());
   await consumer.start();
-  await eventually(async () => done >= LANES, 30_000, 'every record handled');
+  await eventually(async () => meet.done() >= LANES, 30_000, 'every record handled');
   await consumer.close();
-  return most;
+  return meet.most();
 }
 
 test('a pool the library sized grows to the lanes asked for: 16 lanes run 16 at once', async (t) => {
@@ -90,25 +55,16 @@ test('a pool the library sized grows to the lanes asked for: 16 lanes run 16 at 
 test('twin: the old setup, a pool of 4 the consumer cannot size, runs 16 lanes at most 4 at once', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const db = pgDb({ max: 4 });
-  // the same pool behind a Db that does not tell its size: the consumer cannot check it, as it only warned before
-  const unsized: Db = {
-    query: (text, params) => db.query(text, params),
-    transaction: (work) => db.transaction(work),
-    close: () => Promise.resolve(),
-  };
-  const most = await mostAtOnce(t, db, unsized);
+  const most = await mostAtOnce(t, db, unsized(db));
   t.diagnostic(`16 lanes asked, ${most} ran at once`);
   assert.ok(most <= 4 && most < LANES, `16 lanes asked, ${most} ran at once`);
 });
 
 async function startOn(t: TestContext, max: number): Promise<unknown> {
   const db = pgDb({ max });
-  const consumer = lanesOn(db, await world(t, db));
+  const consumer = lanesOn(db, await ordersWorld(t, db));
   t.after(() => consumer.close());
-  return consumer.start().then(
-    () => undefined,
-    (error: unknown) => error,
-  );
+  return startError(consumer.start());
 }
 
 test('a pool the user sized too small is refused at start, with both numbers and the two ways out', async (t) => {
