@@ -184,9 +184,13 @@ try {
   if (phases.has('dedup')) {
     const [small, large] = dedupRows as [number, number];
     log(`dedup: filling processed_events to ${small} and then ${large} rows`);
-    const dedup = await dedupGrowth(db, `${schema}_dedup`, small, large).finally(() =>
-      db.query(`DROP SCHEMA IF EXISTS ${schema}_dedup CASCADE`),
-    );
+    // the bulk fill is one long statement (tens of seconds for 10M rows on a loaded host): no watchdog of the library's
+    // (10 s) and no server-side statement timeout (60 s) on this phase's own pool
+    const dedupDb = pgDb({ max: 2, libraryQueryTimeoutMs: 0, queryTimeoutMs: 0, statementTimeoutMs: 0 });
+    const dedup = await dedupGrowth(dedupDb, `${schema}_dedup`, small, large).finally(async () => {
+      await dedupDb.query(`DROP SCHEMA IF EXISTS ${schema}_dedup CASCADE`);
+      await dedupDb.close();
+    });
     log(`dedup claim of 1000 ids at ${small} / ${large} rows: ${dedup.claim_1000_ms.join(' / ')} ms (x${dedup.ratio})`);
     results.dedup = dedup;
   }

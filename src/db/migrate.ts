@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { EffectivelyError, ErrorCodes } from '../errors.ts';
 import { librarySchema } from './identifiers.ts';
 import type { Db } from './port.ts';
+import { handlerStatements } from './watchdog.ts';
 
 export interface Migration {
   version: number;
@@ -44,7 +45,7 @@ export async function migrate(db: Db, options: MigrateOptions = {}): Promise<Mig
   const applied: string[] = [];
   const lockKey = `effectively:migrate:${schema}`;
   await db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey]);
+    await handlerStatements(tx).query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey]);
     await tx.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await tx.query(
       `CREATE TABLE IF NOT EXISTS ${schema}.migrations (
@@ -53,7 +54,10 @@ export async function migrate(db: Db, options: MigrateOptions = {}): Promise<Mig
   });
   for (const migration of all) {
     await db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey]);
+      // A migration's DDL on a grown table, and the lock wait behind another starter's, may run longer than the
+      // library's short watchdog (`libraryQueryTimeoutMs`): both go with the pool's (`queryTimeoutMs`).
+      const long = handlerStatements(tx);
+      await long.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey]);
       const { rows } = await tx.query<{ version: number }>(`SELECT max(version) AS version FROM ${schema}.migrations`);
       const current = rows[0]?.version ?? 0;
       if (current > latest) {
@@ -63,7 +67,7 @@ export async function migrate(db: Db, options: MigrateOptions = {}): Promise<Mig
         );
       }
       if (current >= migration.version) return;
-      await tx.query(migration.sql.replaceAll(':schema', schema));
+      await long.query(migration.sql.replaceAll(':schema', schema));
       await tx.query(`INSERT INTO ${schema}.migrations (version, name) VALUES ($1, $2)`, [
         migration.version,
         migration.name,
