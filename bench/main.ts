@@ -40,7 +40,7 @@ const memoryEvents = Number(values['memory-events'] ?? (quick ? 20_000 : 1_000_0
 const relayEvents = quick ? 20_000 : 100_000;
 const e2eSeconds = quick ? 3 : 10;
 const embeddedEvents = quick ? 5000 : 50_000;
-const dedupRows = quick ? [100_000, 1_000_000] : [1_000_000, 10_000_000];
+const dedupRows = quick ? [20_000, 200_000] : [1_000_000, 10_000_000];
 const id = Date.now().toString(36);
 const log = (line: string) => console.log(`bench: ${line}`);
 /** Between phases: let PostgreSQL's autovacuum and the broker's background work from the last phase pass. */
