@@ -38,6 +38,7 @@ export const ErrorCodes = {
   EFF_POOL_TOO_SMALL: 'EFF_POOL_TOO_SMALL',
   EFF_WAL_UNAVAILABLE: 'EFF_WAL_UNAVAILABLE',
   EFF_WAL_SLOT_INVALIDATED: 'EFF_WAL_SLOT_INVALIDATED',
+  EFF_KEY_OVERTAKEN: 'EFF_KEY_OVERTAKEN',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -1,6 +1,9 @@
+import type { Logger } from '../observability/logger.ts';
+import { reportOvertaken } from './overtaken.ts';
 import { classifySendFailure, sendOutcomes } from './refusal.ts';
+import { cutAfterOversized, type SizedRow, type TopicLimits } from './topic-limits.ts';
 
-export interface ChunkRow {
+export interface ChunkRow extends SizedRow {
   seq: string;
   key: string;
 }
@@ -12,10 +15,16 @@ export interface ChunkDeps<Row extends ChunkRow> {
   refuse(row: Row, code: string, error: unknown): Promise<void>;
   /** Keys with a row set aside in this pass: none of their later rows may be sent (they would overtake it). */
   blocked: Set<string>;
+  /** Where a row written ahead of an earlier row of its key is logged (`EFF_KEY_OVERTAKEN`). */
+  logger: Logger;
+  /** The topics' size limits: a row the broker may refuse for its size is sent without the later rows of its key. */
+  limits: TopicLimits;
 }
 
 /**
- * Publishes one chunk and returns the rows the broker acknowledged. A send the transport refused for good is split in
+ * Publishes one chunk and returns the rows the broker acknowledged. A row the broker may refuse for its size
+ * (`deps.limits`) ends its send when a later row of its key follows: that row goes in the next send, once the first is
+ * acknowledged or set aside (the client could put them in separate batches, and the broker write the later one). A send the transport refused for good is split in
  * halves, sent in order, down to the one row that is refused on its own: that row is set aside and its key blocked,
  * so the rest of the chunk flows and no later row of that key goes out ahead of it. A refusal that only a whole batch
  * earns (Kafka's RECORD_LIST_TOO_LARGE, a batch over the topic's size) ends in halves that pass, and so does a send too
@@ -28,10 +37,16 @@ export interface ChunkDeps<Row extends ChunkRow> {
 export async function publishChunk<Row extends ChunkRow>(rows: readonly Row[], deps: ChunkDeps<Row>): Promise<Row[]> {
   const open = rows.filter((row) => !deps.blocked.has(row.key));
   if (open.length === 0) return [];
+  const cut = cutAfterOversized(open, deps.limits);
+  if (cut !== undefined) {
+    const head = await publishChunk(open.slice(0, cut), deps);
+    return [...head, ...(await publishChunk(open.slice(cut), deps))];
+  }
   try {
     await deps.send(open);
     return open;
   } catch (error) {
+    reportOvertaken(open, error, deps.logger);
     const kept = acknowledgedPart(open, error);
     if (kept) return [...kept.acknowledged, ...(await publishChunk(kept.failed, deps))];
     const { failure, code } = classifySendFailure(error);
@@ -39,6 +54,7 @@ export async function publishChunk<Row extends ChunkRow>(rows: readonly Row[], d
     if (open.length === 1) {
       const [row] = open as [Row];
       deps.blocked.add(row.key);
+      if (code === 'ERR_MSG_SIZE_TOO_LARGE') deps.limits.refusedForSize(row);
       await deps.refuse(row, code, error);
       return [];
     }

@@ -39,6 +39,14 @@ export interface RelayOptions {
    * parameter size. A single row larger than this still goes, alone.
    */
   batchBytes?: number;
+  /**
+   * The topics' `max.message.bytes` (default 1,048,588, Kafka's default): one number for every topic, or one per topic
+   * with `'*'` for the others. A row whose record may be over its topic's limit is sent without the later rows of its
+   * key, so a refusal for its size never lets them reach the topic ahead of it (the Kafka client cannot read a topic's
+   * configuration; a lower limit is learned from the first row the broker refuses as too large). Give the lowest
+   * limit of your topics when it is below Kafka's default.
+   */
+  maxMessageBytes?: number | Readonly<Record<string, number>>;
   /** Most chunks of `batchSize` per pass, the next read while the previous is sent (default 4). */
   chunksPerPass?: number;
   /** Fallback poll when no NOTIFY arrives (default 250 ms). */

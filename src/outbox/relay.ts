@@ -16,6 +16,7 @@ import { relayWatch } from './relay-stats.ts';
 import { sendReplacing } from './send-replacing.ts';
 import { type RefusedEvent, setAside } from './set-aside.ts';
 import { ensureShards, shardsMismatch } from './shards-setting.ts';
+import { topicLimits } from './topic-limits.ts';
 import { createWalRelay } from './wal/wal-relay.ts';
 
 interface OutboxRow extends Record<string, unknown> {
@@ -47,6 +48,7 @@ export function createRelay(options: RelayOptions): Relay {
   const passWarnMs = options.passWarnMs ?? 60_000;
   if (!(passWarnMs > 0 && passWarnMs <= maxTimerMs)) throw invalidOptions('passWarnMs', 'a positive number of ms');
   const watch = relayWatch(logger);
+  const limits = topicLimits(options.maxMessageBytes);
   const { db } = options;
   const producers = producerSlot(options, logger);
   const sql = loadSqlSet(
@@ -139,6 +141,8 @@ export function createRelay(options: RelayOptions): Relay {
           refused.push(await refuse(tx, row, code, error));
         },
         blocked,
+        logger,
+        limits,
       };
       let chunk = (await fetch('0')).rows;
       // A chunk cut by its row or byte budget: rows may follow (read in this pass, or at once in the next).

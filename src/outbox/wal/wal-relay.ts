@@ -20,6 +20,7 @@ import { relayWatch } from '../relay-stats.ts';
 import { sendReplacing } from '../send-replacing.ts';
 import { type RefusedEvent, setAside } from '../set-aside.ts';
 import { ensureShards } from '../shards-setting.ts';
+import { topicLimits } from '../topic-limits.ts';
 import { catchUp } from './catch-up.ts';
 import { forgetPublished } from './forget.ts';
 import { formatLsn, type Lsn, type StreamMessage } from './pgoutput.ts';
@@ -41,6 +42,7 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
   const { slot, publication } = walNames(schema, wal.slot);
   const connection: pg.ClientConfig = { connectionString: wal.connectionString ?? defaultDatabaseUrl() };
   const watch = relayWatch(logger);
+  const limits = topicLimits(options.maxMessageBytes);
   const { db } = options;
   const producers = producerSlot(options, logger);
   const sql = loadSqlSet(
@@ -114,6 +116,8 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
           refused.push(await setAside(db, sql.refuse, row, code, error, logger));
         },
         blocked: new Set(),
+        logger,
+        limits,
       },
     );
     return { published, refused };

@@ -1,0 +1,88 @@
+// A key's later row must not overtake its refused row on the topic. One transaction enqueues K 1 (300 KB, on a topic
+// that takes 100 KB), K 2 (small) and another key's row; the producer makes one batch per record, as a slow main
+// thread between two produce() calls did under load (and as a record over the client's batch.size always is). Real
+// PostgreSQL and the real broker.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { decodeEvent } from '../../src/envelope/cloudevents.ts';
+import { createEvent } from '../../src/envelope/event.ts';
+import type { Logger } from '../../src/observability/logger.ts';
+import { silentLogger } from '../../src/observability/logger.ts';
+import { createOutbox } from '../../src/outbox/outbox.ts';
+import { discardRefused } from '../../src/outbox/refused.ts';
+import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
+import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import { eventually, freshSchema } from '../support/fixtures.ts';
+import { readTopic } from '../support/read-topic.ts';
+import { needs } from '../support/services.ts';
+import { smallTopic } from '../support/small-topic.ts';
+
+/**
+ * Relays K 1 (too big), K 2, other 3 with one record per batch; returns K's rows on the topic while K 1 is set aside,
+ * K's rows on the topic after K 1 is discarded, and the codes of the errors the relay logged.
+ */
+async function run(t: import('node:test').TestContext, maxMessageBytes?: number) {
+  const { db, schema } = await freshSchema(t);
+  const topic = await smallTopic(t, { maxMessageBytes: 100_000, prefix: 'h-order-overtaken' });
+  const event = (key: string, n: number, pad = 0) =>
+    createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
+  await db.transaction((tx) =>
+    createOutbox({ schema }).enqueue(tx, [event('K', 1, 300_000), event('K', 2), event('other', 3)]),
+  );
+  const transport = kafkaTransport({
+    clientId: 'effectively-test',
+    rdkafka: { 'batch.num.messages': 1, 'linger.ms': 0 },
+  });
+  const refused: RefusedEvent[] = [];
+  const codes: string[] = [];
+  const logger: Logger = { ...silentLogger, error: (_message, fields) => codes.push(String(fields?.code)) };
+  const relay = createRelay({
+    db,
+    schema,
+    producerFactory: () => transport.producer(),
+    errorBackoffMs: 100,
+    ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
+    logger,
+    onRefused: (row) => refused.push(row),
+  });
+  t.after(() => relay.close());
+  await relay.start();
+  const count = async (where: string) =>
+    Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox WHERE ${where}`)).rows[0]?.n);
+  await eventually(async () => refused.length === 1, 30_000, 'the big row set aside');
+  await eventually(async () => (await count(`key <> 'K'`)) === 0, 30_000, 'the other row published');
+  const keyK = async () => {
+    const admin = transport.admin();
+    const ends = await admin.endOffsets(topic);
+    await admin.close();
+    const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
+    const order: number[] = [];
+    for (const record of await readTopic(transport, topic, total)) {
+      const decoded = decodeEvent(record);
+      if (decoded.key === 'K') order.push((decoded.data as { n: number }).n);
+    }
+    return order;
+  };
+  const whileRefused = await keyK();
+  const held = await count(`key = 'K'`);
+  await discardRefused(db, { schema, seqs: [refused[0]!.seq] });
+  await eventually(async () => (await count('true')) === 0, 30_000, "K's held row published after the discard");
+  return { whileRefused, held, afterDiscard: await keyK(), codes };
+}
+
+test("a key's later row waits behind its refused row, even in separate batches of one send (maxMessageBytes)", async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { whileRefused, held, afterDiscard, codes } = await run(t, 100_000);
+  assert.deepEqual(whileRefused, [], 'nothing of K on the topic while K 1 is set aside');
+  assert.equal(held, 1, 'K 2 held in the outbox');
+  assert.deepEqual(afterDiscard, [2], 'K 2 published once, after the discard');
+  assert.ok(!codes.includes('EFF_KEY_OVERTAKEN'), `logged codes: ${codes.join(', ')}`);
+});
+
+test('naive twin: a relay that takes the topic for one of 1 MB sends K 2 beside K 1; K 2 overtakes it (logged, coded)', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { whileRefused, held, codes } = await run(t);
+  assert.deepEqual(whileRefused, [2], `K on the topic while K 1 is set aside: ${whileRefused.join(', ')}`);
+  assert.equal(held, 0);
+  assert.ok(codes.includes('EFF_KEY_OVERTAKEN'), `logged codes: ${codes.join(', ')}`);
+});
