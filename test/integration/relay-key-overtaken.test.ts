@@ -17,21 +17,31 @@ import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 
+interface Case {
+  /** The relay's `maxMessageBytes` (none: its default). */
+  maxMessageBytes?: number;
+  /** The topic's `max.message.bytes` and K 1's padding. */
+  topicBytes: number;
+  pad: number;
+  /** One record per batch (else the client's defaults). */
+  split: boolean;
+}
+
 /**
- * Relays K 1 (too big), K 2, other 3 with one record per batch; returns K's rows on the topic while K 1 is set aside,
- * K's rows on the topic after K 1 is discarded, and the codes of the errors the relay logged.
+ * Relays K 1 (too big), K 2, other 3; returns K's rows on the topic while K 1 is set aside, K's rows on the topic
+ * after K 1 is discarded, and the codes of the errors the relay logged.
  */
-async function run(t: import('node:test').TestContext, maxMessageBytes?: number) {
+async function run(t: import('node:test').TestContext, { maxMessageBytes, topicBytes, pad, split }: Case) {
   const { db, schema } = await freshSchema(t);
-  const topic = await smallTopic(t, { maxMessageBytes: 100_000, prefix: 'h-order-overtaken' });
+  const topic = await smallTopic(t, { maxMessageBytes: topicBytes, prefix: 'h-order-overtaken' });
   const event = (key: string, n: number, pad = 0) =>
     createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
   await db.transaction((tx) =>
-    createOutbox({ schema }).enqueue(tx, [event('K', 1, 300_000), event('K', 2), event('other', 3)]),
+    createOutbox({ schema }).enqueue(tx, [event('K', 1, pad), event('K', 2), event('other', 3)]),
   );
   const transport = kafkaTransport({
     clientId: 'effectively-test',
-    rdkafka: { 'batch.num.messages': 1, 'linger.ms': 0 },
+    rdkafka: split ? { 'batch.num.messages': 1, 'linger.ms': 0 } : {},
   });
   const refused: RefusedEvent[] = [];
   const codes: string[] = [];
@@ -72,7 +82,12 @@ async function run(t: import('node:test').TestContext, maxMessageBytes?: number)
 
 test("a key's later row waits behind its refused row, even in separate batches of one send (maxMessageBytes)", async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held, afterDiscard, codes } = await run(t, 100_000);
+  const { whileRefused, held, afterDiscard, codes } = await run(t, {
+    maxMessageBytes: 100_000,
+    topicBytes: 100_000,
+    pad: 300_000,
+    split: true,
+  });
   assert.deepEqual(whileRefused, [], 'nothing of K on the topic while K 1 is set aside');
   assert.equal(held, 1, 'K 2 held in the outbox');
   assert.deepEqual(afterDiscard, [2], 'K 2 published once, after the discard');
@@ -81,8 +96,27 @@ test("a key's later row waits behind its refused row, even in separate batches o
 
 test('naive twin: a relay that takes the topic for one of 1 MB sends K 2 beside K 1; K 2 overtakes it (logged, coded)', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held, codes } = await run(t);
+  const { whileRefused, held, codes } = await run(t, { topicBytes: 100_000, pad: 300_000, split: true });
   assert.deepEqual(whileRefused, [2], `K on the topic while K 1 is set aside: ${whileRefused.join(', ')}`);
   assert.equal(held, 0);
   assert.ok(codes.includes('EFF_KEY_OVERTAKEN'), `logged codes: ${codes.join(', ')}`);
+});
+
+// Kafka's default limit and a record over the client's batch.size (1,000,000): the client always sends it in a batch
+// of its own, so K 2 travels apart from it without any load.
+const overDefault = { topicBytes: 1_048_588, pad: 1_200_000, split: false };
+
+test("with the defaults, a row over Kafka's default limit is not overtaken by its key's next row", async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { whileRefused, held, afterDiscard } = await run(t, overDefault);
+  assert.deepEqual(whileRefused, []);
+  assert.equal(held, 1);
+  assert.deepEqual(afterDiscard, [2]);
+});
+
+test('naive twin: a relay that takes the topic for one of 16 MB; K 2 overtakes the 1.2 MB K 1', async (t) => {
+  if (!(await needs(t, 'kafka', 'postgres'))) return;
+  const { whileRefused, held } = await run(t, { ...overDefault, maxMessageBytes: 16 * 1024 * 1024 });
+  assert.deepEqual(whileRefused, [2]);
+  assert.equal(held, 0);
 });
