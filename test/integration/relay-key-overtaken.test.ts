@@ -4,7 +4,6 @@
 // PostgreSQL and the real broker.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
@@ -13,7 +12,7 @@ import { discardRefused } from '../../src/outbox/refused.ts';
 import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
-import { readTopic } from '../support/read-topic.ts';
+import { keyOrder } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 
@@ -61,18 +60,7 @@ async function run(t: import('node:test').TestContext, { maxMessageBytes, topicB
     Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox WHERE ${where}`)).rows[0]?.n);
   await eventually(async () => refused.length === 1, 30_000, 'the big row set aside');
   await eventually(async () => (await count(`key <> 'K'`)) === 0, 30_000, 'the other row published');
-  const keyK = async () => {
-    const admin = transport.admin();
-    const ends = await admin.endOffsets(topic);
-    await admin.close();
-    const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
-    const order: number[] = [];
-    for (const record of await readTopic(transport, topic, total)) {
-      const decoded = decodeEvent(record);
-      if (decoded.key === 'K') order.push((decoded.data as { n: number }).n);
-    }
-    return order;
-  };
+  const keyK = () => keyOrder(transport, topic, 'K');
   const whileRefused = await keyK();
   const held = await count(`key = 'K'`);
   await discardRefused(db, { schema, seqs: [refused[0]!.seq] });

@@ -4,7 +4,6 @@
 // record before anything of the send is produced, and stops producing once one produce() throws. Real broker.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
@@ -12,7 +11,7 @@ import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import type { Producer } from '../../src/transport/port.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
-import { readTopic } from '../support/read-topic.ts';
+import { keyOrder } from '../support/read-topic.ts';
 import { sendBatchProducer } from '../support/send-batch-producer.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
@@ -50,16 +49,7 @@ async function run(t: import('node:test').TestContext, producer: () => Producer)
     Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox WHERE key <> 'K'`)).rows[0]?.n);
   await eventually(async () => (await left()) === 0, 30_000, 'the other rows published');
   const transport = kafkaTransport({ clientId: 'effectively-test' });
-  const admin = transport.admin();
-  const ends = await admin.endOffsets(topic);
-  await admin.close();
-  const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
-  const order: number[] = [];
-  for (const record of await readTopic(transport, topic, total)) {
-    const decoded = decodeEvent(record);
-    if (decoded.key === 'K') order.push((decoded.data as { n: number }).n);
-  }
-  return { order, code: refused[0]?.errorCode };
+  return { order: await keyOrder(transport, topic, 'K'), code: refused[0]?.errorCode };
 }
 
 test('a record over the producer message.max.bytes: set aside, nothing of its key written behind it', async (t) => {

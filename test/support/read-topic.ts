@@ -1,3 +1,4 @@
+import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import type { IncomingRecord, Transport } from '../../src/transport/port.ts';
 import { eventually, randomName } from './fixtures.ts';
 
@@ -20,4 +21,18 @@ export async function readTopic(transport: Transport, topic: string, count: numb
     await consumer.close();
   }
   return records;
+}
+
+/** The `data.n` of each record of `key` on `topic`, in topic order (every record to the topic's end offsets). */
+export async function keyOrder(transport: Transport, topic: string, key: string): Promise<number[]> {
+  const admin = transport.admin();
+  const ends = await admin.endOffsets(topic);
+  await admin.close();
+  const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
+  const order: number[] = [];
+  for (const record of await readTopic(transport, topic, total)) {
+    const decoded = decodeEvent(record);
+    if (decoded.key === key) order.push((decoded.data as { n: number }).n);
+  }
+  return order;
 }
