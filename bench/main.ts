@@ -194,7 +194,7 @@ try {
 
   // 6. Kafka→Kafka: the transactional pipeline vs the same pipeline at-least-once, same inputs, interleaved passes
   if (phases.has('eos')) {
-    const eos = await measureEosVsAlo({ inputs: quick ? 20_000 : 50_000 });
+    const eos = await measureEosVsAlo({ inputs: quick ? 20_000 : 150_000 });
     log(
       `eos: exactly-once (commitIntervalMs ${eos.commitIntervalMs}) ${eos.exactlyOncePerSecond}/s, ` +
         `${eos.inputsPerTransaction} inputs a transaction, vs at-least-once ${eos.atLeastOncePerSecond}/s: ` +
