@@ -1,6 +1,6 @@
 // A read_committed reader's latency behind the pipeline: inputs sent at a steady rate, each output's time from its
-// input's send to a read_committed reader receiving it; at-least-once, exactly-once by default (a window per fetch,
-// `commitIntervalMs` 100) and a transaction per partition batch, one after the other in one run.
+// input's send to a read_committed reader receiving it; at-least-once, exactly-once by default (a transaction per
+// partition batch) and exactly-once with `commitIntervalMs` 100 (a window per fetch), one after the other in one run.
 import { randomBytes } from 'node:crypto';
 import { createTopics, deleteTopics, scenarioKafka } from '../scenarios/pipeline/topics.ts';
 import { silentLogger } from '../src/observability/logger.ts';
@@ -17,12 +17,12 @@ export interface EosLatencyResult {
   rate: number;
   alo: ReaderLatency;
   eos: ReaderLatency;
-  perBatch: ReaderLatency;
+  window: ReaderLatency;
 }
 
 const warmup = 20;
 
-async function readerLatency(kafka: Kafka, side: 'alo' | 'eos' | 'perBatch', rate: number, seconds: number) {
+async function readerLatency(kafka: Kafka, side: 'alo' | 'eos' | 'window', rate: number, seconds: number) {
   const topics = await createTopics(kafka, 6);
   const group = `${topics.group}-${side}-${randomBytes(3).toString('hex')}`;
   const pipeline = createPipeline({
@@ -32,7 +32,7 @@ async function readerLatency(kafka: Kafka, side: 'alo' | 'eos' | 'perBatch', rat
     group,
     transactionalId: `${group}-0`,
     guarantee: side === 'alo' ? 'at-least-once' : 'exactly-once',
-    ...(side === 'perBatch' ? { commitIntervalMs: 0 } : {}),
+    ...(side === 'window' ? { commitIntervalMs: 100 } : {}),
     logger: silentLogger,
     transform: (record) => ({ partition: record.partition, key: record.key, value: record.value }),
   });
@@ -96,8 +96,8 @@ export async function measureEosLatency(rate = 1000, seconds = 5): Promise<EosLa
   const kafka = scenarioKafka();
   const alo = await readerLatency(kafka, 'alo', rate, seconds);
   const eos = await readerLatency(kafka, 'eos', rate, seconds);
-  const perBatch = await readerLatency(kafka, 'perBatch', rate, seconds);
-  return { rate, alo, eos, perBatch };
+  const window = await readerLatency(kafka, 'window', rate, seconds);
+  return { rate, alo, eos, window };
 }
 
 // Run alone: node --import tsx bench/eos-latency.ts [rate] [seconds]

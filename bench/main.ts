@@ -198,14 +198,14 @@ try {
     log(
       `eos: exactly-once (commitIntervalMs ${eos.commitIntervalMs}) ${eos.exactlyOncePerSecond}/s, ` +
         `${eos.inputsPerTransaction} inputs a transaction, vs at-least-once ${eos.atLeastOncePerSecond}/s: ` +
-        `eos_vs_alo=${eos.ratio}; a transaction per batch ${eos.perBatchPerSecond}/s, ` +
-        `${eos.perBatchInputsPerTransaction} a transaction: eos_batch_vs_alo=${eos.perBatchRatio}`,
+        `eos_vs_alo=${eos.ratio}; windows of 100 ms ${eos.windowPerSecond}/s, ` +
+        `${eos.windowInputsPerTransaction} a transaction: eos_window_vs_alo=${eos.windowRatio}`,
     );
     const latency = await measureEosLatency(1000, quick ? 3 : 5);
     const line = (side: keyof typeof latency) => JSON.stringify(latency[side]);
     log(
       `eos: a read_committed reader at ${latency.rate} inputs/s: at-least-once ${line('alo')}, exactly-once ` +
-        `${line('eos')}, a transaction per batch ${line('perBatch')}`,
+        `${line('eos')}, windows of 100 ms ${line('window')}`,
     );
     results.eos = { ...eos, readerLatency: latency };
   }
@@ -257,9 +257,11 @@ const summary = {
   parallel_keys50_speedup: (results.parallel as { speedup: number } | undefined)?.speedup,
   eos_vs_alo: (results.eos as { ratio: number } | undefined)?.ratio,
   eos_commit_interval_ms: (results.eos as { commitIntervalMs: number } | undefined)?.commitIntervalMs,
-  eos_batch_vs_alo: (results.eos as { perBatchRatio: number } | undefined)?.perBatchRatio,
+  eos_window_vs_alo: (results.eos as { windowRatio: number } | undefined)?.windowRatio,
   eos_reader_p99_ms: (results.eos as { readerLatency: { eos: { p99_ms: number } } } | undefined)?.readerLatency.eos
     .p99_ms,
+  eos_window_reader_p99_ms: (results.eos as { readerLatency: { window: { p99_ms: number } } } | undefined)
+    ?.readerLatency.window.p99_ms,
   alo_reader_p99_ms: (results.eos as { readerLatency: { alo: { p99_ms: number } } } | undefined)?.readerLatency.alo
     .p99_ms,
   wal_eps: (results.wal as { wal: { eps: number } } | undefined)?.wal.eps,

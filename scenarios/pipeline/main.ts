@@ -12,9 +12,8 @@ const { values } = parseArgs({
     'timeout-s': { type: 'string', default: '600' },
     // One input of B bytes (e.g. 2097152) whose output the output topic refuses: it must end dead-lettered.
     'big-bytes': { type: 'string', default: '0' },
-    // The pipeline's commitIntervalMs: one transaction over several partitions' batches (the library's default, 100;
-    // 0: one per batch).
-    'commit-interval-ms': { type: 'string', default: '100' },
+    // The pipeline's commitIntervalMs: one transaction over several partitions' batches (0: one per batch).
+    'commit-interval-ms': { type: 'string', default: '0' },
   },
 });
 
