@@ -16,6 +16,7 @@ import { consumeClientRaw } from './client-raw.ts';
 import { consumeBatch, consumePerRecord, consumeRaw, createEffectsTable } from './consume.ts';
 import { dedupGrowth } from './dedup.ts';
 import { measureEosVsAlo } from './eos.ts';
+import { measureEosLatency } from './eos-latency.ts';
 import { memoryRuns } from './memory.ts';
 import { keyParallelSpeedup, lanes } from './parallel.ts';
 import { endToEnd, relaySaturation } from './relay.ts';
@@ -197,11 +198,20 @@ try {
 
   // 6. Kafka→Kafka: the transactional pipeline vs the same pipeline at-least-once, same inputs, interleaved passes
   if (phases.has('eos')) {
-    const eos = await measureEosVsAlo({ inputs: quick ? 20_000 : 50_000 });
+    const eos = await measureEosVsAlo({ inputs: quick ? 20_000 : 150_000 });
     log(
-      `eos: exactly-once ${eos.exactlyOncePerSecond}/s vs at-least-once ${eos.atLeastOncePerSecond}/s: eos_vs_alo=${eos.ratio}`,
+      `eos: exactly-once (commitIntervalMs ${eos.commitIntervalMs}) ${eos.exactlyOncePerSecond}/s, ` +
+        `${eos.inputsPerTransaction} inputs a transaction, vs at-least-once ${eos.atLeastOncePerSecond}/s: ` +
+        `eos_vs_alo=${eos.ratio}; windows of 100 ms ${eos.windowPerSecond}/s, ` +
+        `${eos.windowInputsPerTransaction} a transaction: eos_window_vs_alo=${eos.windowRatio}`,
     );
-    results.eos = eos;
+    const latency = await measureEosLatency(1000, quick ? 3 : 5);
+    const line = (side: keyof typeof latency) => JSON.stringify(latency[side]);
+    log(
+      `eos: a read_committed reader at ${latency.rate} inputs/s: at-least-once ${line('alo')}, exactly-once ` +
+        `${line('eos')}, windows of 100 ms ${line('window')}`,
+    );
+    results.eos = { ...eos, readerLatency: latency };
   }
 } finally {
   await admin.close();
@@ -250,6 +260,14 @@ const summary = {
   dedup_10m_vs_1m: (results.dedup as { ratio: number } | undefined)?.ratio,
   parallel_keys50_speedup: (results.parallel as { speedup: number } | undefined)?.speedup,
   eos_vs_alo: (results.eos as { ratio: number } | undefined)?.ratio,
+  eos_commit_interval_ms: (results.eos as { commitIntervalMs: number } | undefined)?.commitIntervalMs,
+  eos_window_vs_alo: (results.eos as { windowRatio: number } | undefined)?.windowRatio,
+  eos_reader_p99_ms: (results.eos as { readerLatency: { eos: { p99_ms: number } } } | undefined)?.readerLatency.eos
+    .p99_ms,
+  eos_window_reader_p99_ms: (results.eos as { readerLatency: { window: { p99_ms: number } } } | undefined)
+    ?.readerLatency.window.p99_ms,
+  alo_reader_p99_ms: (results.eos as { readerLatency: { alo: { p99_ms: number } } } | undefined)?.readerLatency.alo
+    .p99_ms,
   wal_eps: (results.wal as { wal: { eps: number } } | undefined)?.wal.eps,
   wal_vs_poll: (results.wal as { wal_vs_poll: number } | undefined)?.wal_vs_poll,
   wal_p99_ms: (results.wal as { latency: { p99_ms: number } } | undefined)?.latency.p99_ms,

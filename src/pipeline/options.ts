@@ -34,12 +34,14 @@ export interface PipelineSettings {
   faults: PipelineFaultInjector | undefined;
 }
 
-const defaults = {
+export const pipelineDefaults = {
   guarantee: 'exactly-once',
   maxAttempts: 3,
   maxBatchSize: 1000,
   sessionTimeoutMs: 10_000,
   transactionTimeoutMs: 10_000,
+  /** A transaction per partition batch: windows (N > 0) read sooner but copied a backlog slower (docs/transactions.md). */
+  commitIntervalMs: 0,
   fromBeginning: true,
 } as const;
 
@@ -64,7 +66,7 @@ export function resolveOptions(options: PipelineOptions): PipelineSettings {
   );
   if (from.length === 0) throw invalidOptions('from', 'must name at least one topic');
   if (typeof options.transform !== 'function') throw invalidOptions('transform', 'must be a function');
-  const guarantee = options.guarantee ?? defaults.guarantee;
+  const guarantee = options.guarantee ?? pipelineDefaults.guarantee;
   if (guarantee !== 'exactly-once' && guarantee !== 'at-least-once') {
     throw invalidOptions('guarantee', `must be 'exactly-once' or 'at-least-once', got ${String(guarantee)}`);
   }
@@ -82,18 +84,28 @@ export function resolveOptions(options: PipelineOptions): PipelineSettings {
     guarantee,
     deadLetterTopic:
       typeof dlt === 'function' ? dlt : dlt === undefined ? (record) => deadLetterTopicName(record.topic) : () => dlt,
-    maxAttempts: positiveInteger('maxAttempts', options.maxAttempts, defaults.maxAttempts),
+    maxAttempts: positiveInteger('maxAttempts', options.maxAttempts, pipelineDefaults.maxAttempts),
     permanent: options.permanent ?? [],
-    maxBatchSize: positiveInteger('maxBatchSize', options.maxBatchSize, defaults.maxBatchSize),
-    sessionTimeoutMs: positiveInteger('sessionTimeoutMs', options.sessionTimeoutMs, defaults.sessionTimeoutMs, 1000),
+    maxBatchSize: positiveInteger('maxBatchSize', options.maxBatchSize, pipelineDefaults.maxBatchSize),
+    sessionTimeoutMs: positiveInteger(
+      'sessionTimeoutMs',
+      options.sessionTimeoutMs,
+      pipelineDefaults.sessionTimeoutMs,
+      1000,
+    ),
     transactionTimeoutMs: positiveInteger(
       'transactionTimeoutMs',
       options.transactionTimeoutMs,
-      defaults.transactionTimeoutMs,
+      pipelineDefaults.transactionTimeoutMs,
       1000,
     ),
-    commitIntervalMs: positiveInteger('commitIntervalMs', options.commitIntervalMs, 0, 0),
-    fromBeginning: options.fromBeginning ?? defaults.fromBeginning,
+    commitIntervalMs: positiveInteger(
+      'commitIntervalMs',
+      options.commitIntervalMs,
+      pipelineDefaults.commitIntervalMs,
+      0,
+    ),
+    fromBeginning: options.fromBeginning ?? pipelineDefaults.fromBeginning,
     brokers: kafka.brokers ?? defaultBrokers(),
     kafka,
     logger,

@@ -98,9 +98,10 @@ export interface PipelineOptions {
   /**
    * Exactly-once only. 0 (default): one transaction per partition batch. N > 0: one transaction over the batches of up
    * to 16 partitions polled together (each batch waits in it until it commits); it commits once every batch that joined
-   * has sent and no other came, or N ms after it began at the latest. A transaction's fixed cost (~10-15 ms here) is
-   * paid once per fetch instead of once per partition batch; a read_committed reader sees each output up to N ms later.
-   * A failure rewinds every partition of the transaction (docs/transactions.md).
+   * has sent and no other came, or N ms after it began at the latest. A transaction's fixed cost (~7-15 ms here) is
+   * paid once per fetch instead of once per partition batch: measured, a read_committed reader sees outputs sooner and
+   * small batches go faster, but a backlog of full batches was copied slower. A failure rewinds every partition of the
+   * transaction (docs/transactions.md).
    */
   commitIntervalMs?: number;
   /** Read inputs from the start when the group has no committed offset. Default true. */

@@ -67,8 +67,8 @@ test('an output over 1 MB goes out: the producer allows what the broker allows',
 });
 
 // with `commitIntervalMs`, the refusal fails the window: the refused batch is bisected alone, the others rewound
-for (const extra of [{}, { commitIntervalMs: 100, maxBatchSize: 20 }]) {
-  const name = 'commitIntervalMs' in extra ? 'in a window of several partitions' : 'a transaction per batch';
+for (const extra of [{ commitIntervalMs: 0 }, { commitIntervalMs: 100, maxBatchSize: 20 }]) {
+  const name = extra.commitIntervalMs ? 'in a window of several partitions' : 'a transaction per batch';
   test(`an output its topic refuses (${name}): bisected to that input, dead-lettered without its value, the rest output once`, async (t) => {
     if (!(await needs(t, 'kafka'))) return;
     const inputs = 200;
