@@ -198,14 +198,14 @@ try {
 
   // 6. Kafka→Kafka: the transactional pipeline vs the same pipeline at-least-once, same inputs, interleaved passes
   if (phases.has('eos')) {
-    const eos = await measureEosVsAlo({ inputs: quick ? 20_000 : 150_000 });
+    const eos = await measureEosVsAlo({ inputs: quick ? 10_000 : 150_000, rounds: quick ? 1 : 3 });
     log(
       `eos: exactly-once (commitIntervalMs ${eos.commitIntervalMs}) ${eos.exactlyOncePerSecond}/s, ` +
         `${eos.inputsPerTransaction} inputs a transaction, vs at-least-once ${eos.atLeastOncePerSecond}/s: ` +
         `eos_vs_alo=${eos.ratio}; windows of 100 ms ${eos.windowPerSecond}/s, ` +
         `${eos.windowInputsPerTransaction} a transaction: eos_window_vs_alo=${eos.windowRatio}`,
     );
-    const latency = await measureEosLatency(1000, quick ? 3 : 5);
+    const latency = await measureEosLatency(1000, quick ? 1 : 5);
     const line = (side: keyof typeof latency) => JSON.stringify(latency[side]);
     log(
       `eos: a read_committed reader at ${latency.rate} inputs/s: at-least-once ${line('alo')}, exactly-once ` +
