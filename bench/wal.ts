@@ -1,7 +1,9 @@
 // wal: the relay that reads the write-ahead log (`source: 'wal'`) against the poller, both on the project's private
-// cluster (logical decoding; the machine's shared server has none): throughput at saturation, and the latency from
-// the writer's commit to the broker's acknowledgement at 1,000 events/s.
+// cluster (logical decoding; the machine's shared server has none): throughput at saturation (the library's default
+// binary content mode, 7 headers a record, and the structured mode, 1), and the latency from the writer's commit to the
+// broker's acknowledgement at 1,000 events/s, split at the relay's send (commit -> send called, send -> acknowledged).
 
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startPrivatePostgres } from '../scenarios/chaos/private-postgres.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { pgDb } from '../src/db/pg.ts';
@@ -22,7 +24,12 @@ export async function walBench(transport: Transport, admin: Admin, id: string, e
   const db = pgDb({ connectionString: cluster.url, max: 10 });
   const schema = `bench_wal_${id}`;
   const wal: WalOptions = { connectionString: cluster.url };
-  const topics = { wal: `bench-wal-${id}`, poll: `bench-wal-poll-${id}`, latency: `bench-wal-latency-${id}` };
+  const topics = {
+    wal: `bench-wal-${id}`,
+    structured: `bench-wal-structured-${id}`,
+    poll: `bench-wal-poll-${id}`,
+    latency: `bench-wal-latency-${id}`,
+  };
   try {
     await migrate(db, { schema });
     for (const topic of Object.values(topics)) await admin.createTopics([{ topic, partitions: 6 }]);
@@ -31,10 +38,27 @@ export async function walBench(transport: Transport, admin: Admin, id: string, e
     await first.start();
     await slotReady(db, schema);
     await first.close();
-    const walRun = await relaySaturation(db, transport, schema, topics.wal, events, { source: 'wal', wal });
-    const pollRun = await relaySaturation(db, transport, schema, topics.poll, events);
+    // Latency first, on the fresh cluster (as the end-to-end phase): after the saturation runs' 300,000 inserts and
+    // deletes, autovacuum and a checkpoint (max_wal_size 512 MB) land in the 1,000 events/s run and its commits.
     const latency = await walLatency(db, transport, schema, topics.latency, wal, seconds);
-    return { wal: walRun, poll_same_cluster: pollRun, wal_vs_poll: round(walRun.eps / pollRun.eps), latency };
+    const walRun = await relaySaturation(db, transport, schema, topics.wal, events, { source: 'wal', wal });
+    const structured = await relaySaturation(
+      db,
+      transport,
+      schema,
+      topics.structured,
+      events,
+      { source: 'wal', wal },
+      () => 'structured',
+    );
+    const pollRun = await relaySaturation(db, transport, schema, topics.poll, events);
+    return {
+      wal: walRun,
+      wal_structured: structured,
+      poll_same_cluster: pollRun,
+      wal_vs_poll: round(walRun.eps / pollRun.eps),
+      latency,
+    };
   } finally {
     await dropWalSlot(db, { schema }).catch(() => undefined);
     await db.query(`DROP PUBLICATION IF EXISTS ${walNames(schema).publication}`).catch(() => undefined);
@@ -68,13 +92,17 @@ async function walLatency(
 ) {
   const committedAt = new Map<string, number>();
   const latencies: number[] = [];
-  const acknowledged = (records: readonly OutgoingRecord[]) => {
+  // The two hops: commit -> the relay's send called (PostgreSQL's decoding and the relay), send -> acknowledged.
+  const hops: [number[], number[]] = [[], []];
+  const acknowledged = (records: readonly OutgoingRecord[], sentAt: number) => {
     const now = performance.now();
     for (const record of records) {
       const at = committedAt.get(String(record.headers.ce_id));
       if (at === undefined) continue;
       committedAt.delete(String(record.headers.ce_id));
       latencies.push(now - at);
+      hops[0].push(sentAt - at);
+      hops[1].push(now - sentAt);
     }
   };
   const timed = (): Producer => {
@@ -83,8 +111,9 @@ async function walLatency(
       connect: () => real.connect(),
       close: () => real.close(),
       async send(records) {
+        const sentAt = performance.now();
         await real.send(records);
-        acknowledged(records);
+        acknowledged(records, sentAt);
       },
     };
   };
@@ -96,6 +125,9 @@ async function walLatency(
   await db.transaction((tx) => outbox.enqueue(tx, warm));
   await until(() => latencies.length > 0, 60_000, 'the warm-up event');
   latencies.length = 0;
+  for (const hop of hops) hop.length = 0;
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   const rate = 1000;
   const tickMs = 10;
   const perTick = (rate * tickMs) / 1000;
@@ -115,13 +147,25 @@ async function walLatency(
     });
   }
   await until(() => latencies.length >= total, 120_000, 'every event acknowledged');
+  loop.disable();
   await relay.close();
   const sorted = [...latencies].sort((a, b) => a - b);
+  const p99 = (values: number[]) =>
+    round(
+      percentile(
+        [...values].sort((a, b) => a - b),
+        99,
+      ),
+    );
   return {
     events: total,
     offered_eps: rate,
     p50_ms: round(percentile(sorted, 50)),
     p95_ms: round(percentile(sorted, 95)),
     p99_ms: round(percentile(sorted, 99)),
+    hops_p99_ms: hops.map(p99),
+    // This process's event loop meanwhile (the writers, the relay and the client share it): its stalls are in every hop.
+    loop_delay_p99_ms: round(loop.percentile(99) / 1e6),
+    loop_delay_max_ms: round(loop.max / 1e6),
   };
 }
