@@ -92,6 +92,7 @@ async function walLatency(
 ) {
   const committedAt = new Map<string, number>();
   const latencies: number[] = [];
+  const commits: number[] = [];
   // The two hops: commit -> the relay's send called (PostgreSQL's decoding and the relay), send -> acknowledged.
   const hops: [number[], number[]] = [[], []];
   const acknowledged = (records: readonly OutgoingRecord[], sentAt: number) => {
@@ -140,11 +141,14 @@ async function walLatency(
     const batch: Event[] = [];
     for (let i = 0; i < perTick && sent < total; i++, sent++) batch.push(benchEvent(topic, sent));
     // The clock starts as COMMIT is sent: the relay can acknowledge an event before the writer's await resumes.
+    let commitSent = 0;
     await db.transaction(async (tx) => {
       await outbox.enqueue(tx, batch);
-      const now = performance.now();
-      for (const event of batch) committedAt.set(event.id, now);
+      commitSent = performance.now();
+      for (const event of batch) committedAt.set(event.id, commitSent);
     });
+    // The writer's own COMMIT round trip (the server's flush): the relay cannot see a transaction before it.
+    commits.push(performance.now() - commitSent);
   }
   await until(() => latencies.length >= total, 120_000, 'every event acknowledged');
   loop.disable();
@@ -164,6 +168,7 @@ async function walLatency(
     p95_ms: round(percentile(sorted, 95)),
     p99_ms: round(percentile(sorted, 99)),
     hops_p99_ms: hops.map(p99),
+    commit_p99_ms: p99(commits),
     // This process's event loop meanwhile (the writers, the relay and the client share it): its stalls are in every hop.
     loop_delay_p99_ms: round(loop.percentile(99) / 1e6),
     loop_delay_max_ms: round(loop.max / 1e6),
