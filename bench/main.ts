@@ -94,7 +94,8 @@ try {
     log(
       `wal relay at saturation: ${wal.wal.eps} events/s, ${wal.wal.cpu_us_per_event} us of CPU an event ` +
         `(structured mode ${wal.wal_structured.eps} events/s, ${wal.wal_structured.cpu_us_per_event} us; poller on ` +
-        `the same cluster ${wal.poll_same_cluster.eps}); commit to broker ack at 1000 events/s: p50 ` +
+        `the same cluster ${wal.poll_same_cluster.eps}; the producer alone ${wal.producer_only.eps}, ` +
+        `${wal.producer_only.cpu_us_per_event} us); commit to broker ack at 1000 events/s: p50 ` +
         `${wal.latency.p50_ms} ms, p99 ${wal.latency.p99_ms} ms (commit -> send ${wal.latency.hops_p99_ms[0]}, ` +
         `the writer's own commit ${wal.latency.commit_p99_ms}, ` +
         `send -> ack ${wal.latency.hops_p99_ms[1]}; event loop delay p99 ${wal.latency.loop_delay_p99_ms} ms, max ` +

@@ -8,6 +8,7 @@ import { startPrivatePostgres } from '../scenarios/chaos/private-postgres.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { pgDb } from '../src/db/pg.ts';
 import type { Db } from '../src/db/port.ts';
+import { encodeEventAs } from '../src/envelope/cloudevents.ts';
 import type { Event } from '../src/envelope/event.ts';
 import { silentLogger } from '../src/observability/logger.ts';
 import { sleep } from '../src/observability/sleep.ts';
@@ -27,6 +28,7 @@ export async function walBench(transport: Transport, admin: Admin, id: string, e
   const topics = {
     wal: `bench-wal-${id}`,
     structured: `bench-wal-structured-${id}`,
+    producer: `bench-wal-producer-${id}`,
     poll: `bench-wal-poll-${id}`,
     latency: `bench-wal-latency-${id}`,
   };
@@ -52,11 +54,13 @@ export async function walBench(transport: Transport, admin: Admin, id: string, e
       () => 'structured',
     );
     const pollRun = await relaySaturation(db, transport, schema, topics.poll, events);
+    const producerOnly = await producerCeiling(transport, topics.producer, events);
     return {
       wal: walRun,
       wal_structured: structured,
       poll_same_cluster: pollRun,
       wal_vs_poll: round(walRun.eps / pollRun.eps),
+      producer_only: producerOnly,
       latency,
     };
   } finally {
@@ -66,6 +70,23 @@ export async function walBench(transport: Transport, admin: Admin, id: string, e
     await admin.deleteTopics(Object.values(topics)).catch(() => undefined);
     await db.close();
     if (cluster.startedHere) await cluster.stop();
+  }
+}
+
+/** The relay's ceiling: the same records (binary mode, encoded beforehand) through the project's producer alone. */
+async function producerCeiling(transport: Transport, topic: string, events: number) {
+  const records = Array.from({ length: events }, (_, n) => encodeEventAs(benchEvent(topic, n), 'binary'));
+  const producer = transport.producer();
+  await producer.connect();
+  try {
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    for (let from = 0; from < events; from += 1000) await producer.send(records.slice(from, from + 1000));
+    const used = process.cpuUsage(cpu);
+    const seconds = (performance.now() - started) / 1000;
+    return { eps: Math.round(events / seconds), cpu_us_per_event: round((used.user + used.system) / events) };
+  } finally {
+    await producer.close();
   }
 }
 
