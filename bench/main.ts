@@ -93,8 +93,14 @@ try {
   if (phases.has('wal')) {
     const wal = await walBench(transport, admin, id, relayEvents, e2eSeconds);
     log(
-      `wal relay at saturation: ${wal.wal.eps} events/s (poller on the same cluster ${wal.poll_same_cluster.eps}); ` +
-        `commit to broker ack at 1000 events/s: p50 ${wal.latency.p50_ms} ms, p99 ${wal.latency.p99_ms} ms`,
+      `wal relay at saturation: ${wal.wal.eps} events/s, ${wal.wal.cpu_us_per_event} us of CPU an event ` +
+        `(structured mode ${wal.wal_structured.eps} events/s, ${wal.wal_structured.cpu_us_per_event} us; poller on ` +
+        `the same cluster ${wal.poll_same_cluster.eps}; the producer alone ${wal.producer_only.eps}, ` +
+        `${wal.producer_only.cpu_us_per_event} us); commit to broker ack at 1000 events/s: p50 ` +
+        `${wal.latency.p50_ms} ms, p99 ${wal.latency.p99_ms} ms (commit -> send ${wal.latency.hops_p99_ms[0]}, ` +
+        `the writer's own commit ${wal.latency.commit_p99_ms}, ` +
+        `send -> ack ${wal.latency.hops_p99_ms[1]}; event loop delay p99 ${wal.latency.loop_delay_p99_ms} ms, max ` +
+        `${wal.latency.loop_delay_max_ms})`,
     );
     results.wal = wal;
     await settle();
@@ -271,6 +277,8 @@ const summary = {
   wal_eps: (results.wal as { wal: { eps: number } } | undefined)?.wal.eps,
   wal_vs_poll: (results.wal as { wal_vs_poll: number } | undefined)?.wal_vs_poll,
   wal_p99_ms: (results.wal as { latency: { p99_ms: number } } | undefined)?.latency.p99_ms,
+  wal_hops_p99_ms: (results.wal as { latency: { hops_p99_ms: number[] } } | undefined)?.latency.hops_p99_ms.join('/'),
+  wal_structured_eps: (results.wal as { wal_structured: { eps: number } } | undefined)?.wal_structured.eps,
   e2e_hops_p99_ms: (results.e2e as { hops_p99_ms: number[] } | undefined)?.hops_p99_ms.join('/'),
   transport_raw_headers_eps: consume?.raw.eps,
   headers_vs_plain: consume && round(consume.raw.eps / consume.raw_structured.eps),

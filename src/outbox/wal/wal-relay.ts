@@ -23,6 +23,7 @@ import { ensureShards } from '../shards-setting.ts';
 import { topicLimits } from '../topic-limits.ts';
 import { catchUp } from './catch-up.ts';
 import { forgetPublished } from './forget.ts';
+import { sendsInFlight } from './in-flight.ts';
 import { formatLsn, type Lsn, type StreamMessage } from './pgoutput.ts';
 import { openReplication, type ReplicationConnection } from './replication.ts';
 import {
@@ -34,6 +35,9 @@ import {
   walNames,
 } from './slot.ts';
 import { type WalRow, walQueue } from './wal-queue.ts';
+
+/** Batches taken and not yet settled, at most: sent (or waiting for the broker) and waiting for their delete. */
+const maxUnsettled = 4;
 
 export function createWalRelay(options: RelayOptions, poller: (options: RelayOptions) => Relay): Relay {
   const { schema, shards, batchSize, batchBytes, errorBackoffMs, logger } = relaySettings(options);
@@ -207,10 +211,12 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
 
   async function stream(replication: ReplicationConnection, broken: () => Error | undefined): Promise<void> {
     let confirmed: Lsn = 0n;
-    // Batches taken and not yet confirmed; their deletes and confirmations run in order, behind the next send.
+    // Batches taken and not yet confirmed (sent, or waiting for the broker); their deletes and confirmations run in
+    // order, behind the next sends.
     let unsettled = 0;
     let settling: Promise<void> = Promise.resolve();
     let settleError: { error: unknown } | undefined;
+    const flight = sendsInFlight();
     let paused = false;
     let ended: { error?: unknown } | undefined;
     const confirm = (lsn: Lsn) => {
@@ -268,28 +274,30 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
           });
           continue;
         }
+        // A key still in an earlier send waits for its answer (a refusal there holds the key's later rows back).
+        if (wal.unsafe !== 'send-beside-key-in-flight' && flight.overlaps(batch.rows)) await flight.idle();
+        if (settleError || stop.signal.aborted) break;
         unsettled++;
-        const sent = await send(batch.rows).catch((error: unknown) => {
-          unsettled--;
-          throw error;
-        });
-        // Deleting and confirming this batch overlaps the next send; at most two batches wait for it.
+        const sending = flight.track(batch.rows, send(batch.rows));
+        // Settled in the order taken: a batch's rows deleted and its position confirmed only after every batch before
+        // it was, and never after a failure (the session then streams again from the last position confirmed).
         settling = settling.then(async () => {
-          if (settleError) return;
           try {
+            const sent = await sending;
+            if (settleError) return;
             await settle(sent);
             if (batch.confirm !== undefined) {
               confirm(batch.confirm);
               queue.confirmed(batch.completed);
             }
           } catch (error) {
-            settleError = { error };
+            settleError ??= { error };
             poke();
           } finally {
             unsettled--;
           }
         });
-        if (unsettled > 2) await settling;
+        if (unsettled > maxUnsettled) await settling;
       }
     } finally {
       await settling;

@@ -10,20 +10,24 @@ interface InternalProducer {
     topic: string,
     partition: number,
     value: Buffer | null,
-    key: Buffer | null,
+    key: string | Buffer | null,
     timestamp: number,
     opaque: { resolve: (value: unknown) => void; reject: (error: unknown) => void },
-    headers: Record<string, Buffer>[] | null,
+    headers: Record<string, string | Buffer>[] | null,
   ): unknown;
   on(event: 'event.error', listener: (error: unknown) => void): unknown;
   removeListener(event: 'event.error', listener: (error: unknown) => void): unknown;
 }
 
+/** A record as the client's `produce()` takes it: strings (none holding NUL) go as they are, copied as UTF-8. */
 export interface Message {
-  key: Buffer | null;
+  key: string | Buffer | null;
   value: Buffer | null;
-  headers: Record<string, Buffer>;
+  headers: Record<string, string | Buffer>;
 }
+
+const byteLength = (value: string | Buffer) =>
+  typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value.length;
 
 /** librdkafka's default `message.max.bytes` raised to room for large records (the broker script allows 16 MB). */
 export const defaultMessageMaxBytes = 16 * 1024 * 1024;
@@ -44,13 +48,14 @@ export function recordWireSize(message: Message): number {
 }
 
 /** The record's wire size and its headers as the client's `produce()` takes them (one `{ name: value }` each). */
-function sizedHeaders(message: Message): { size: number; headers: Record<string, Buffer>[] } {
-  let size = 36 + (message.key?.length ?? 0) + (message.value?.length ?? 0);
-  const headers: Record<string, Buffer>[] = [];
+function sizedHeaders(message: Message): { size: number; headers: Record<string, string | Buffer>[] } {
+  let size = 36 + (message.key === null ? 0 : byteLength(message.key)) + (message.value?.length ?? 0);
+  const headers: Record<string, string | Buffer>[] = [];
   for (const name in message.headers) {
     const value = message.headers[name]!;
     const nameBytes = Buffer.byteLength(name, 'utf8');
-    size += varintSize(nameBytes) + nameBytes + varintSize(value.length) + value.length;
+    const valueBytes = byteLength(value);
+    size += varintSize(nameBytes) + nameBytes + varintSize(valueBytes) + valueBytes;
     headers.push({ [name]: value });
   }
   return { size, headers };
@@ -228,7 +233,7 @@ async function produceAll(
   internal: InternalProducer,
   records: readonly OutgoingRecord[],
   messages: readonly Message[],
-  headers: readonly Record<string, Buffer>[][],
+  headers: readonly Record<string, string | Buffer>[][],
   deliveries: Deliveries,
 ): Promise<void> {
   let stopped: { error: unknown } | undefined;

@@ -9,16 +9,20 @@ type ClientProducer = ReturnType<Kafka['producer']>;
 
 /**
  * The client hands strings to librdkafka as C strings: a NUL in a string key or header value silently cut the rest
- * off (key `a\0b` arrived as `a`, another key on another partition). Bytes go as Buffers, whole. A header NAME can
- * only be a string: one holding NUL is refused rather than sent under a shorter name.
+ * off (key `a\0b` arrived as `a`, another key on another partition). A string holding NUL goes as a Buffer, whole;
+ * any other string goes as it is (the client copies its UTF-8 bytes: no Buffer made per key and header value, the
+ * relay's main cost after the client's own produce()). A header NAME can only be a string: one holding NUL is refused
+ * rather than sent under a shorter name.
  */
-function bytesOf(value: string | Buffer): Buffer {
-  return typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+function bytesOf(value: string | Buffer): string | Buffer {
+  return typeof value === 'string' && value.includes('\u0000') ? Buffer.from(value, 'utf8') : value;
 }
 
 function toMessage(record: OutgoingRecord) {
-  const headers: Record<string, Buffer> = {};
-  for (const [name, value] of Object.entries(record.headers)) {
+  const headers: Record<string, string | Buffer> = {};
+  // Object.keys, not Object.entries: no [name, value] array made per header of every record.
+  for (const name of Object.keys(record.headers)) {
+    const value = record.headers[name]!;
     if (name.includes('\u0000')) {
       throw new EffectivelyError(
         ErrorCodes.EFF_INVALID_EVENT,
@@ -34,7 +38,7 @@ function toMessage(record: OutgoingRecord) {
 }
 
 function groupByTopic(records: readonly OutgoingRecord[]) {
-  const byTopic = new Map<string, { key: Buffer | null; value: Buffer | null; headers: Record<string, Buffer> }[]>();
+  const byTopic = new Map<string, ReturnType<typeof toMessage>[]>();
   for (const record of records) {
     const messages = byTopic.get(record.topic) ?? [];
     if (messages.length === 0) byTopic.set(record.topic, messages);

@@ -1,0 +1,97 @@
+// The WAL relay sends a batch while earlier ones wait for the broker, but never beside a send that holds one of its
+// keys: a row the broker refuses there is set aside and holds its key's later rows back. Private cluster with logical
+// decoding, real broker; the naive twin sends beside the key in flight and puts the later row on the topic first.
+import assert from 'node:assert/strict';
+import { after, before, type TestContext, test } from 'node:test';
+import { createEvent } from '../../src/envelope/event.ts';
+import { silentLogger } from '../../src/observability/logger.ts';
+import { sleep } from '../../src/observability/sleep.ts';
+import { createOutbox } from '../../src/outbox/outbox.ts';
+import { listRefused } from '../../src/outbox/refused.ts';
+import { createRelay } from '../../src/outbox/relay.ts';
+import type { WalOptions } from '../../src/outbox/relay-options.ts';
+import type { OutgoingRecord, Producer } from '../../src/transport/port.ts';
+import { eventually, freshTopic } from '../support/fixtures.ts';
+import { readTopic } from '../support/read-topic.ts';
+import { needs } from '../support/services.ts';
+import { smallTopic } from '../support/small-topic.ts';
+import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
+
+let cluster: WalCluster | undefined;
+before(async () => {
+  cluster = await walCluster();
+});
+after(async () => {
+  await cluster?.close();
+});
+
+/**
+ * Key `a`'s first row is too big for the topic (the broker refuses it); its send is held 2 s while a second
+ * transaction writes `a`'s next row. Returns the keys on the topic once a marker written after both was published.
+ */
+async function laterRowBesideRefusal(t: TestContext, unsafe?: WalOptions['unsafe']): Promise<string[]> {
+  const { db, schema } = await cluster!.schema();
+  const topic = await smallTopic(t, { maxMessageBytes: 4000 });
+  const { transport } = await freshTopic(t, 1);
+  let bigSendStarted!: () => void;
+  const started = new Promise<void>((resolve) => {
+    bigSendStarted = resolve;
+  });
+  const holdingBigSend = (): Producer => {
+    const real = transport.producer();
+    return {
+      connect: () => real.connect(),
+      close: () => real.close(),
+      async send(records: readonly OutgoingRecord[]) {
+        if (records.some((record) => (record.value?.length ?? 0) > 10_000)) {
+          bigSendStarted();
+          await sleep(2000);
+        }
+        await real.send(records);
+      },
+    };
+  };
+  const relay = createRelay({
+    db,
+    schema,
+    source: 'wal',
+    wal: { connectionString: cluster!.url, ...(unsafe ? { unsafe } : {}) },
+    producerFactory: holdingBigSend,
+    logger: silentLogger,
+    errorBackoffMs: 200,
+  });
+  t.after(() => relay.close());
+  await relay.start();
+  await eventually(
+    async () => (await db.query(`SELECT 1 FROM ${schema}.settings WHERE name LIKE 'wal.slot.%'`)).rows.length > 0,
+    20_000,
+    'the slot made',
+  );
+  const outbox = createOutbox({ schema });
+  const event = (key: string, n: number, bytes = 10) =>
+    createEvent({ topic, type: 't', source: '/wal', key, data: { n, pad: 'x'.repeat(bytes) } });
+  await db.transaction((tx) => outbox.enqueue(tx, [event('a', 1, 20_000)]));
+  await started;
+  await db.transaction((tx) => outbox.enqueue(tx, [event('a', 2)]));
+  await eventually(async () => (await listRefused(db, { schema })).length === 1, 20_000, 'the big row set aside');
+  await db.transaction((tx) => outbox.enqueue(tx, [event('marker', 3)]));
+  await eventually(
+    async () => (await db.query(`SELECT 1 FROM ${schema}.outbox WHERE key = 'marker'`)).rows.length === 0,
+    20_000,
+    'the marker published',
+  );
+  const records = await readTopic(transport, topic, relay.stats().published);
+  return records.map((record) => String(record.key));
+}
+
+test('a row of a key whose send is in flight waits for it: the refused row holds it back in the table', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const keys = await laterRowBesideRefusal(t);
+  assert.deepEqual(keys, ['marker'], "key a's second row stays behind its refused first row");
+});
+
+test('naive twin (sends beside the key in flight) publishes the later row while the earlier one is set aside', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const keys = await laterRowBesideRefusal(t, 'send-beside-key-in-flight');
+  assert.deepEqual(keys, ['a', 'marker'], "the naive relay put key a's second row on the topic ahead of its first");
+});
