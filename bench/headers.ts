@@ -4,7 +4,7 @@
 import { encodeEventAs } from '../src/envelope/cloudevents.ts';
 import { kafkaTransport } from '../src/transport/kafka/transport.ts';
 import type { OutgoingRecord } from '../src/transport/port.ts';
-import { consumeLowLevel } from './client-consume.ts';
+import { consumeLowLevel, consumeLowLevelRecords } from './client-consume.ts';
 import { consumeRaw } from './consume.ts';
 import { benchEvent } from './support.ts';
 
@@ -37,6 +37,8 @@ const topics = Object.fromEntries(Object.keys(shapes).map((shape, n) => [shape, 
 const readers: Record<string, (topic: string, group: string) => Promise<number>> = {
   transport: async (topic, group) => (await consumeRaw(transport, topic, events, group)).eps,
   'client consume()': async (topic, group) => (await consumeLowLevel(topic, events, group)).eps,
+  // what a transport on the lower-level API would start from: the same read, the port's records made in one step
+  'client consume() + records': async (topic, group) => (await consumeLowLevelRecords(topic, events, group)).eps,
 };
 try {
   const producer = transport.producer();
