@@ -1,13 +1,12 @@
 // What CloudEvents headers cost on read: the same events in several header shapes, each read raw by the project's
 // transport and by the client's lower-level consumer, interleaved in one run (the machine is shared: only ratios
 // within a run count). node --import tsx bench/headers.ts [events, default 100000] [rounds, default 2]
-import client from '@confluentinc/kafka-javascript';
 import { encodeEventAs } from '../src/envelope/cloudevents.ts';
-import { defaultBrokers } from '../src/transport/kafka/config.ts';
 import { kafkaTransport } from '../src/transport/kafka/transport.ts';
 import type { OutgoingRecord } from '../src/transport/port.ts';
+import { consumeLowLevel, consumeLowLevelRecords } from './client-consume.ts';
 import { consumeRaw } from './consume.ts';
-import { benchEvent, clock } from './support.ts';
+import { benchEvent } from './support.ts';
 
 const events = Number(process.argv[2] ?? 100_000);
 const rounds = Number(process.argv[3] ?? 2);
@@ -32,31 +31,14 @@ const shapes: Record<string, (binary: OutgoingRecord, structured: OutgoingRecord
   structured: (_binary, structured) => structured,
 };
 
-/** The client's lower-level consumer: `consume(1000)` in a loop, librdkafka's auto-commit, no KafkaJS layer. */
-async function lowLevel(topic: string, group: string): Promise<number> {
-  const consumer = new client.KafkaConsumer(
-    { 'group.id': group, 'metadata.broker.list': defaultBrokers().join(','), 'enable.auto.commit': true },
-    { 'auto.offset.reset': 'earliest' },
-  );
-  await new Promise<void>((resolve, reject) => consumer.connect({}, (error) => (error ? reject(error) : resolve())));
-  consumer.subscribe([topic]);
-  const timer = clock(events);
-  while (!timer.done) {
-    const messages = await new Promise<unknown[]>((resolve, reject) =>
-      consumer.consume(1000, (error, batch) => (error ? reject(error) : resolve(batch))),
-    );
-    if (messages.length > 0) timer.add(messages.length);
-  }
-  await new Promise<void>((resolve) => consumer.disconnect(() => resolve()));
-  return timer.result().eps;
-}
-
 const transport = kafkaTransport({ clientId: 'bench-headers' });
 const admin = transport.admin();
 const topics = Object.fromEntries(Object.keys(shapes).map((shape, n) => [shape, `bench-headers-${n}-${id}`]));
 const readers: Record<string, (topic: string, group: string) => Promise<number>> = {
   transport: async (topic, group) => (await consumeRaw(transport, topic, events, group)).eps,
-  'client consume()': lowLevel,
+  'client consume()': async (topic, group) => (await consumeLowLevel(topic, events, group)).eps,
+  // what a transport on the lower-level API would start from: the same read, the port's records made in one step
+  'client consume() + records': async (topic, group) => (await consumeLowLevelRecords(topic, events, group)).eps,
 };
 try {
   const producer = transport.producer();

@@ -100,17 +100,21 @@ export class KafkaConsumer implements Consumer {
       'fetch.wait.max.ms': options.maxWaitMs ?? 25,
       // What is read ahead of the handler is capped in bytes (issue 13; measured in docs/kafka.md "Memory"): the
       // prefetch queue (`prefetchKb`, default 2 MB; the count limit set high so the bytes bind) and the client's
-      // JavaScript-side cache (0.5 s of consumption; its default 1.5 s). A full queue makes librdkafka put off the
-      // partition's next fetch by `fetch.queue.backoff.ms`: its 1 s default is what made a small prefetch slow (4 MB
-      // read at half the rate); at 10 ms a 2 MB queue reads as fast as 8 MB did, at about half the peak RSS. Fetch
-      // sizes stay librdkafka's (50 MB, 1 MB per partition). Each can be set through `rdkafka`.
+      // JavaScript-side cache (1 ms of consumption, which the client rounds up to one batch per partition in flight;
+      // its default 1.5 s). A full queue makes librdkafka put off the partition's next fetch by
+      // `fetch.queue.backoff.ms`: its 1 s default is what made a small prefetch slow (4 MB read at half the rate); at
+      // 10 ms a 2 MB queue reads as fast as 8 MB did, at about half the peak RSS. Fetch sizes stay librdkafka's (50 MB,
+      // 1 MB per partition). Each can be set through `rdkafka`.
       'queued.max.messages.kbytes': options.prefetchKb ?? DEFAULT_PREFETCH_KB,
       'queued.min.messages': 100_000,
       'fetch.queue.backoff.ms': 10,
       // No Nagle delay on the broker connections (the Java client sets TCP_NODELAY too): with it, small fetch and
       // commit requests waited on delayed ACKs, up to ~40 ms each (docs/kafka.md "Latency").
       'socket.nagle.disable': true,
-      'js.consumer.max.cache.size.per.worker.ms': 500,
+      // Messages wait in that cache as the native binding made them (per header an object and a Buffer): a cache of
+      // 0.5 s kept up to a prefetch queue's worth of them more alive across young-generation GCs, which cost the
+      // binary content mode ~30 % of its GC time (docs/kafka.md "Reading CloudEvents headers").
+      'js.consumer.max.cache.size.per.worker.ms': 1,
       // A topic created after the consumer subscribed is only seen at the next metadata refresh: librdkafka's 5 minutes
       // left a consumer started before its topic (the natural deploy order) silent that long; 5 s costs one small
       // metadata request per client every 5 s.
