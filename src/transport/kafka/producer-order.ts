@@ -16,7 +16,6 @@ interface InternalProducer {
     headers: Record<string, string | Buffer>[] | null,
   ): unknown;
   on(event: 'event.error', listener: (error: unknown) => void): unknown;
-  removeListener(event: 'event.error', listener: (error: unknown) => void): unknown;
 }
 
 /** A record as the client's `produce()` takes it: strings (none holding NUL) go as they are, copied as UTF-8. */
@@ -220,13 +219,33 @@ export async function produceInOrder(
   });
   const internal = (client as unknown as { _getInternalClient(): InternalProducer })._getInternalClient();
   const deliveries = new Deliveries(messages.length);
-  const onError = (error: unknown) => deliveries.clientError(error);
-  internal.on('event.error', onError);
+  const sends = sendsOf(internal);
+  sends.add(deliveries);
   try {
     return await produceAll(internal, records, messages, headers, deliveries);
   } finally {
-    internal.removeListener('event.error', onError);
+    sends.delete(deliveries);
   }
+}
+
+/** Per client, the sends waiting for their delivery reports. */
+const waiting = new WeakMap<InternalProducer, Set<Deliveries>>();
+
+/**
+ * The sends in flight on `internal`, told of a client error by one `event.error` listener per client (a listener per
+ * send made Node print MaxListenersExceededWarning past 10 sends at once).
+ */
+function sendsOf(internal: InternalProducer): Set<Deliveries> {
+  let sends = waiting.get(internal);
+  if (!sends) {
+    const created = new Set<Deliveries>();
+    internal.on('event.error', (error) => {
+      for (const deliveries of created) deliveries.clientError(error);
+    });
+    waiting.set(internal, created);
+    sends = created;
+  }
+  return sends;
 }
 
 async function produceAll(
