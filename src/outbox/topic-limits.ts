@@ -10,12 +10,6 @@ export const kafkaDefaultMaxMessageBytes = 1_048_588;
  */
 const overheadBytes = 61 + 36 + 1024;
 
-/**
- * How much smaller than the largest record acknowledged on a topic that refused one for its size a row must be to be
- * taken as under the limit: two estimates may differ from the broker's count by different amounts (headers' varints).
- */
-const acknowledgedSlack = 1024;
-
 export interface SizedRow {
   topic: string;
   key: string;
@@ -55,8 +49,10 @@ export function topicLimits(option: number | Readonly<Record<string, number>> | 
     mayBeOver(row) {
       const bytes = recordBytes(row);
       const known = refusedOn.get(row.topic);
-      // Within `acknowledgedSlack` of the largest acknowledged record: the estimate is not that exact.
-      return known === undefined ? bytes > limitOf(row.topic) : bytes > known - acknowledgedSlack;
+      // Two estimates of the same margin: a row estimated no bigger than one acknowledged is taken as fitting (their
+      // true sizes may differ by the estimate's varint slack, some 30 bytes and 8 a header, left as it is: a margin
+      // here would send every row of a key as big as the largest acknowledged one alone).
+      return known === undefined ? bytes > limitOf(row.topic) : bytes > known;
     },
     refusedForSize(row) {
       // A record acknowledged as big as this one: the topic's limit was lowered since, none acknowledged is trusted.

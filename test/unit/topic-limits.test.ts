@@ -83,6 +83,23 @@ async function afterRefusal(limits: TopicLimits) {
   return written;
 }
 
+test('after a refusal for size, rows as big as one acknowledged since travel together again', async () => {
+  const limits = topicLimits(undefined);
+  limits.refusedForSize(row('L', 300_000));
+  const sends: number[] = [];
+  const rows = Array.from({ length: 10 }, (_, i) => ({ seq: String(i), key: 'K', topic: 't', size: 1000 }));
+  await publishChunk(rows, {
+    send: async (sent) => {
+      sends.push(sent.length);
+    },
+    refuse: async () => undefined,
+    blocked: new Set<string>(),
+    logger: silentLogger,
+    limits,
+  });
+  assert.deepEqual(sends, [1, 9], 'the first alone (nothing acknowledged yet), then the rest in one send');
+});
+
 test("a row smaller than one refused for size is sent apart from its key's later rows until a row its size passed", async () => {
   assert.deepEqual(await afterRefusal(topicLimits(undefined)), []);
 });
