@@ -44,11 +44,15 @@ export async function publishChunk<Row extends ChunkRow>(rows: readonly Row[], d
   }
   try {
     await deps.send(open);
+    deps.limits.acknowledged(open);
     return open;
   } catch (error) {
     reportOvertaken(open, error, deps.logger);
     const kept = acknowledgedPart(open, error);
-    if (kept) return [...kept.acknowledged, ...(await publishChunk(kept.failed, deps))];
+    if (kept) {
+      deps.limits.acknowledged(kept.acknowledged);
+      return [...kept.acknowledged, ...(await publishChunk(kept.failed, deps))];
+    }
     const { failure, code } = classifySendFailure(error);
     if (failure !== 'refused' && (failure !== 'too-much' || open.length === 1)) throw error;
     if (open.length === 1) {

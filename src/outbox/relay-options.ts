@@ -104,7 +104,8 @@ export interface WalOptions {
    * Testing only, the naive reader's mistakes (naive twins): `confirm-on-receipt` confirms each transaction as soon as
    * it is received; `resume-from-received` streams again, after a lost connection, from the last transaction received
    * instead of the slot's confirmed position; `send-beside-key-in-flight` sends a batch while an earlier send holding
-   * one of its keys still waits for the broker.
+   * one of its keys still waits for the broker; `send-after-failed-send` goes on sending after a send failed, until
+   * that failure's turn to settle.
    */
-  unsafe?: 'confirm-on-receipt' | 'resume-from-received' | 'send-beside-key-in-flight';
+  unsafe?: 'confirm-on-receipt' | 'resume-from-received' | 'send-beside-key-in-flight' | 'send-after-failed-send';
 }

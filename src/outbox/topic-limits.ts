@@ -22,13 +22,16 @@ export interface SizedRow {
  * The relay's idea of each topic's `max.message.bytes`: the `maxMessageBytes` option (one number for every topic, or
  * one per topic with `'*'` for the others; default Kafka's 1,048,588), lowered for a topic when the broker refuses one
  * of its rows as too large. The Kafka client cannot read a topic's configuration (no DescribeConfigs in its admin), so
- * a limit lower than the option is learned from the first refusal.
+ * a limit lower than the option is learned from the first refusal. A refusal only says the limit is below the refused
+ * row: from then on, a row of that topic may be over it unless a row at least as big was acknowledged there.
  */
 export interface TopicLimits {
   /** Whether the row's record may be over its topic's limit: the broker may refuse it for its size. */
   mayBeOver(row: SizedRow): boolean;
-  /** A row the broker refused for its size: its topic's limit is at most its record's size. */
+  /** A row the broker refused for its size: its topic's limit is below its record's size. */
   refusedForSize(row: SizedRow): void;
+  /** Rows the broker acknowledged: their topics take records of their size. */
+  acknowledged(rows: readonly SizedRow[]): void;
 }
 
 export function topicLimits(option: number | Readonly<Record<string, number>> | undefined): TopicLimits {
@@ -39,12 +42,31 @@ export function topicLimits(option: number | Readonly<Record<string, number>> | 
       throw invalidOptions('maxMessageBytes', `a positive integer of bytes (topic ${topic}: ${String(limit)})`);
     }
   }
-  const learned = new Map<string, number>();
-  const limitOf = (topic: string) => learned.get(topic) ?? given[topic] ?? given['*'] ?? kafkaDefaultMaxMessageBytes;
+  // Topics that refused a row for its size: the largest record acknowledged there since (0: none yet).
+  const refusedOn = new Map<string, number>();
+  const limitOf = (topic: string) => given[topic] ?? given['*'] ?? kafkaDefaultMaxMessageBytes;
   return {
-    mayBeOver: (row) => recordBytes(row) > limitOf(row.topic),
+    mayBeOver(row) {
+      const bytes = recordBytes(row);
+      const known = refusedOn.get(row.topic);
+      // Two estimates of the same margin: a row estimated no bigger than one acknowledged is taken as fitting (their
+      // true sizes may differ by the estimate's varint slack, some 30 bytes and 8 a header, left as it is: a margin
+      // here would send every row of a key as big as the largest acknowledged one alone).
+      return known === undefined ? bytes > limitOf(row.topic) : bytes > known;
+    },
     refusedForSize(row) {
-      learned.set(row.topic, Math.min(limitOf(row.topic), Math.max(1, Number(row.size))));
+      // A record acknowledged as big as this one: the topic's limit was lowered since, none acknowledged is trusted.
+      const known = refusedOn.get(row.topic);
+      refusedOn.set(row.topic, known !== undefined && known < recordBytes(row) ? known : 0);
+    },
+    acknowledged(rows) {
+      if (refusedOn.size === 0) return;
+      for (const row of rows) {
+        const known = refusedOn.get(row.topic);
+        if (known === undefined) continue;
+        const bytes = recordBytes(row);
+        if (bytes > known) refusedOn.set(row.topic, bytes);
+      }
     },
   };
 }

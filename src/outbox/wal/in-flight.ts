@@ -5,6 +5,7 @@
 export function sendsInFlight() {
   const keys = new Set<string>();
   const sends = new Set<Promise<unknown>>();
+  let failed = false;
   return {
     /** Whether one of these rows' keys is in a send not yet answered. */
     overlaps(rows: readonly { key: string }[]): boolean {
@@ -22,7 +23,9 @@ export function sendsInFlight() {
       }
       const answered = send.then(
         () => undefined,
-        () => undefined,
+        () => {
+          failed = true;
+        },
       );
       sends.add(answered);
       void answered.then(() => {
@@ -35,6 +38,11 @@ export function sendsInFlight() {
     async idle(): Promise<void> {
       while (sends.size > 0) await Promise.all(sends);
     },
+    /**
+     * Whether a send failed. Known as soon as it is answered, before its batch's turn to settle: a later send of its
+     * key would put that row on the topic ahead of the failed one, which the next session sends again.
+     */
+    failed: () => failed,
     /** How many sends wait for the broker. */
     size: () => sends.size,
   };

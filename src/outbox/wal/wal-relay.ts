@@ -276,7 +276,8 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
         }
         // A key still in an earlier send waits for its answer (a refusal there holds the key's later rows back).
         if (wal.unsafe !== 'send-beside-key-in-flight' && flight.overlaps(batch.rows)) await flight.idle();
-        if (settleError || stop.signal.aborted) break;
+        // A failed send ends the session (streamed again from the last confirmed position): nothing more goes out.
+        if (settleError || stop.signal.aborted || (flight.failed() && wal.unsafe !== 'send-after-failed-send')) break;
         unsettled++;
         const sending = flight.track(batch.rows, send(batch.rows));
         // Settled in the order taken: a batch's rows deleted and its position confirmed only after every batch before

@@ -19,7 +19,9 @@ function bytesOf(value: string | Buffer): string | Buffer {
 }
 
 function toMessage(record: OutgoingRecord) {
-  const headers: Record<string, string | Buffer> = {};
+  // No prototype: a header named `__proto__` is a header like any other (in `{}` it set the prototype instead, and a
+  // string value was dropped without a word).
+  const headers: Record<string, string | Buffer> = Object.create(null);
   // Object.keys, not Object.entries: no [name, value] array made per header of every record.
   for (const name of Object.keys(record.headers)) {
     const value = record.headers[name]!;
