@@ -35,12 +35,12 @@ const { values } = parseArgs({
 const phases = new Set(values.phases.split(','));
 const partial = values.phases !== allPhases;
 const quick = values.quick;
-const events = Number(values.events ?? (quick ? 20_000 : 200_000));
-const perRecordEvents = Math.min(events, quick ? 3000 : 20_000);
-const memoryEvents = Number(values['memory-events'] ?? (quick ? 20_000 : 1_000_000));
-const relayEvents = quick ? 20_000 : 100_000;
-const e2eSeconds = quick ? 3 : 10;
-const embeddedEvents = quick ? 5000 : 50_000;
+const events = Number(values.events ?? (quick ? 5000 : 200_000));
+const perRecordEvents = Math.min(events, quick ? 1000 : 20_000);
+const memoryEvents = Number(values['memory-events'] ?? (quick ? 5000 : 1_000_000));
+const relayEvents = quick ? 5000 : 100_000;
+const e2eSeconds = quick ? 1 : 10;
+const embeddedEvents = quick ? 2000 : 50_000;
 const dedupRows = quick ? [20_000, 200_000] : [1_000_000, 10_000_000];
 const id = Date.now().toString(36);
 const log = (line: string) => console.log(`bench: ${line}`);
