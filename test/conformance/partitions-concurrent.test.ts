@@ -115,7 +115,7 @@ async function settle(done: { size: number }, want: number, quietMs: number, tim
 }
 
 /** Records of the commit-flood cases: one batch (and, naively, one commit request) each. */
-const FLOOD_RECORDS = 12_000;
+const FLOOD_RECORDS = 6000;
 const FLOOD_PARTITIONS = 3;
 /** Kafka's least session timeout: a member whose heartbeats go unanswered this long loses its partitions. */
 const SESSION_MS = 6000;
