@@ -46,25 +46,28 @@ test('alerts fire within seconds of the first dead letter and as the store grows
   await alerts.start();
 
   const store = deadLetterStore({ schema });
-  const keep = (offset: string) =>
-    db.transaction((tx) =>
-      store.keep(tx, {
-        consumer: 'notifications',
-        record: {
-          topic: 'orders',
-          partition: 0,
-          offset,
-          key: null,
-          value: Buffer.from('{}'),
-          headers: {},
-          timestamp: 0,
-        },
-        eventId: null,
-        error: new PermanentError('bad order'),
-        attempts: 1,
-        firstFailedAt: new Date(),
-      }),
-    );
+  // Letters kept in one transaction: a poll sees all of them or none (two transactions may fall across a poll).
+  const keep = (...offsets: string[]) =>
+    db.transaction(async (tx) => {
+      for (const offset of offsets) {
+        await store.keep(tx, {
+          consumer: 'notifications',
+          record: {
+            topic: 'orders',
+            partition: 0,
+            offset,
+            key: null,
+            value: Buffer.from('{}'),
+            headers: {},
+            timestamp: 0,
+          },
+          eventId: null,
+          error: new PermanentError('bad order'),
+          attempts: 1,
+          firstFailedAt: new Date(),
+        });
+      }
+    });
   const started = Date.now();
   await keep('1');
   await eventually(async () => seen.length === 1, 10_000, 'the first alert');
@@ -73,8 +76,7 @@ test('alerts fire within seconds of the first dead letter and as the store grows
   await eventually(async () => received.length === 1, 10_000, 'the webhook, after one refusal');
   assert.equal(received[0]!.kind, 'non-empty');
 
-  await keep('2');
-  await keep('3');
+  await keep('2', '3');
   await eventually(async () => seen.length === 2, 10_000, 'the growing alert');
   assert.deepEqual([seen[1]!.kind, seen[1]!.dead, seen[1]!.added], ['growing', 3, 2]);
   assert.equal(alerts.dead, 3);
