@@ -280,7 +280,10 @@ test('pglite: under a backlog the sender holds the rate limit (virtual time: inj
   assert.equal(s.limiter?.perSecond, 10);
 });
 
-/** A child process that runs one sender and SIGKILLs itself at `sender:after-call`: a real crash, nothing recorded. */
+/**
+ * A child process that runs one sender and SIGKILLs itself at `sender:after-call`: a real crash, nothing recorded. The
+ * call may take 4 s (a loaded machine): a call cut by its timeout left the provider with no send counted.
+ */
 function senderThatDiesAfterTheCall(schema: string, url: string): Promise<NodeJS.Signals | null> {
   const module = (path: string) => JSON.stringify(new URL(path, import.meta.url).href);
   const code = `
@@ -289,7 +292,7 @@ function senderThatDiesAfterTheCall(schema: string, url: string): Promise<NodeJS
     import { emailProviderClient } from ${module('../../examples/email-provider/client.ts')};
     const sender = createSender({
       db: pgDb(), schema: ${JSON.stringify(schema)}, provider: emailProviderClient({ url: ${JSON.stringify(url)} }).send,
-      leaseMs: 1500, callTimeoutMs: 1000, pollIntervalMs: 20,
+      leaseMs: 4500, callTimeoutMs: 4000, pollIntervalMs: 20,
       faults: (point) => { if (point === 'sender:after-call') process.kill(process.pid, 'SIGKILL'); },
     });
     await sender.start();`;
