@@ -34,6 +34,9 @@ const order = {
 const event = () =>
   createEvent({ topic: 'orders', type: 'OrderConfirmed', source: '/boxoffice', key: 'o-1', data: order });
 
+/** A hang fails the test: the bound leaves room for PGlite's start (the first test's) on a loaded machine (30 s was cut). */
+const hangMs = 120_000;
+
 let embedded: Promise<Db> | undefined;
 after(async () => (await embedded)?.close());
 const pglite = () => {
@@ -50,7 +53,7 @@ const count = async (db: Db, schema: string) =>
 
 test(
   'pglite: a transaction or query asked of the Db inside its own transaction is refused at once; the rest is not',
-  { timeout: 30_000 },
+  { timeout: hangMs },
   async () => {
     const db = await pglite();
     await assert.rejects(
@@ -80,7 +83,7 @@ test(
 
 test(
   'pglite: the first enqueue through a serde is refused at once (register at start-up); after serde.register it is written',
-  { timeout: 30_000 },
+  { timeout: hangMs },
   async () => {
     const db = await pglite();
     const schema = randomName('nested');
@@ -103,7 +106,7 @@ test(
 
 test(
   'pglite, autoRegister off: the look-up inside enqueue is refused at once as well',
-  { timeout: 30_000 },
+  { timeout: hangMs },
   async () => {
     const db = await pglite();
     const schema = randomName('nested');
