@@ -33,7 +33,8 @@ test('kafka, a member past max.poll.interval.ms gives up on a record the new own
     (
       await db.query<{ c: number }>(
         `SELECT count(*)::int AS c FROM pg_stat_activity
-          WHERE wait_event_type = 'Lock' AND query LIKE '%processed_events%' AND datname = current_database()`,
+          WHERE wait_event_type = 'Lock' AND query LIKE $1 AND datname = current_database()`,
+        [`%${schema}.processed_events%`],
       )
     ).rows[0]!.c > 0;
   const member = (name: 'slow' | 'next') =>

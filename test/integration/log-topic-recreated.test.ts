@@ -143,7 +143,8 @@ for (const naive of [false, true]) {
       async () =>
         (
           await db.query(
-            `SELECT 1 FROM pg_stat_activity WHERE cardinality(pg_blocking_pids(pid)) > 0 AND query LIKE '%log_topics%'`,
+            `SELECT 1 FROM pg_stat_activity WHERE cardinality(pg_blocking_pids(pid)) > 0 AND query LIKE $1`,
+            [`%${schema}.log_topics%`],
           )
         ).rowCount! > 0,
       10_000,
