@@ -11,6 +11,7 @@ import { migrate } from '../../src/db/migrate.ts';
 import { pgDb } from '../../src/db/pg.ts';
 import type { Db } from '../../src/db/port.ts';
 import { randomName } from './fixtures.ts';
+import { freePorts } from './kafka-script.ts';
 
 const run = promisify(execFile);
 const script = fileURLToPath(new URL('../../scripts/postgres.sh', import.meta.url));
@@ -31,12 +32,10 @@ export async function walCluster(): Promise<WalCluster> {
   const home = mkdtempSync(join(tmpdir(), 'effectively-wal-'));
   const sh = async (command: string, env: Record<string, string> = {}) =>
     (
-      await run('bash', [script, command], {
-        env: { ...process.env, PG_HOME_DIR: home, PG_PRIVATE_PORT: '21410', ...env },
-        encoding: 'utf8',
-      })
+      await run('bash', [script, command], { env: { ...process.env, PG_HOME_DIR: home, ...env }, encoding: 'utf8' })
     ).stdout.trim();
-  await sh('start');
+  // A free port of its own (files run side by side, each with its cluster); later starts keep the port it got.
+  await sh('start', { PG_PRIVATE_PORT: String(await freePorts(1)) });
   const url = await sh('url');
   const dbs: Db[] = [];
   return {
