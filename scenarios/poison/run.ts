@@ -131,7 +131,9 @@ export async function runPoison(options: PoisonOptions): Promise<PoisonResult> {
     // others' batches (poisoned or not) is shorter.
     maxBatchSize: 100,
     deadLetters: options.mode !== 'stop-on-poison',
-    retry: { baseMs: 500, capMs: 2000 },
+    // A failing record's pauses (at least 1 s) stay well above a healthy partition's longest gap between two batches,
+    // which a loaded machine stretches (1.1 s seen beside another test, against a 0.9 s pause with 500 ms here).
+    retry: { baseMs: 1000, capMs: 3000 },
     handler: async (event, { tx, record }) => {
       const { kind } = event.data as { kind: Kind };
       if (kind !== 'ok') poisonedPartitions.add(record.partition);
