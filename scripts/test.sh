@@ -4,6 +4,9 @@
 # started (scripts/kafka.sh; fetched from Maven Central the first time) and stopped at the end: a test run never skips
 # Kafka for want of a broker. A broker that was already up is left as it was.
 #   bash scripts/test.sh [test files...]   (default: every test/*/*.test.ts)
+# Two test files run at a time (TEST_CONCURRENCY; 1 runs them one by one): most of a file's time is spent waiting for
+# the broker, PostgreSQL or a timer, and a file is a process of its own. What that asks of a test is in
+# docs/dev/development.md ("Tests side by side").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,4 +18,4 @@ if [ -z "${KAFKA_BROKERS:-}" ] && ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/
 fi
 
 if (($# == 0)); then set -- test/*/*.test.ts; fi
-node --import tsx --test --test-concurrency=1 "$@"
+node --import tsx --test --test-concurrency="${TEST_CONCURRENCY:-2}" "$@"
