@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/port.ts';
 import { sqlState } from '../db/sqlstate.ts';
+import { transactionClient } from '../db/transaction-client.ts';
 import { handlerStatements } from '../db/watchdog.ts';
 import { transactionAborted } from '../errors.ts';
 
@@ -35,13 +36,14 @@ export class GuardedTx {
       /^\s*rollback\s+(work\s+|transaction\s+)?to\b/i.test(
         typeof text === 'string' ? text : String((text as { text?: unknown })?.text),
       );
-    this.tx = {
+    const noted: Queryable = {
       query: <R extends Record<string, unknown>>(text: string, params?: unknown[]) =>
         raw.query<R>(text, params).then((result) => {
           if (this.#failures > 0 && rolledBackTo(text)) this.#failures = 0; // the failed work was undone
           return result;
         }, noteFailure),
     };
+    this.tx = nestable(noted, 'effectively_tx');
   }
 
   /**
@@ -65,7 +67,7 @@ export class GuardedTx {
     await this.raw.query(`SAVEPOINT ${name}`);
     let result: T;
     try {
-      result = await fn(this.raw);
+      result = await fn(nestable(this.raw, `${name}_tx`));
     } catch (error) {
       await this.raw.query(`ROLLBACK TO SAVEPOINT ${name}`);
       throw error;
@@ -96,6 +98,16 @@ export class GuardedTx {
       throw error;
     }
   }
+}
+
+/**
+ * `tx` as a handler may use it: its own BEGIN, COMMIT and ROLLBACK (a `withTransaction(client, fn)` helper of the
+ * codebase, given `ctx.tx`) become a savepoint, its release and its rollback, instead of committing or rolling back the
+ * consumer's transaction halfway through the batch (the dedup rows with it). A COMMIT or ROLLBACK with no BEGIN of the
+ * handler's own is refused with `EFF_NESTED_TRANSACTION`.
+ */
+function nestable(tx: Queryable, savepointPrefix: string): Queryable {
+  return transactionClient(tx, savepointPrefix) as unknown as Queryable;
 }
 
 /** Whether `error` is `cause`, or wraps it (an ORM's error around the driver's). */

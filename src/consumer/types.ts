@@ -8,7 +8,11 @@ import type { Event } from '../envelope/event.ts';
 export type Outcome = 'applied' | 'duplicate' | 'stale' | 'parked';
 
 export interface HandlerContext {
-  /** The consumer's transaction: the dedup row and everything written here commit together, or not at all. */
+  /**
+   * The consumer's transaction: the dedup row and everything written here commit together, or not at all. A `BEGIN` /
+   * `COMMIT` / `ROLLBACK` sent on it (a helper of yours that opens its own transaction) is a savepoint, its release and
+   * its rollback; a COMMIT or ROLLBACK with no BEGIN of yours is refused (`EFF_NESTED_TRANSACTION`).
+   */
   tx: Queryable;
   /** Aborted when the consumer closes or loses the partition. */
   signal: AbortSignal;
@@ -33,7 +37,10 @@ export interface HandlerContext {
 export type EventHandler<T = unknown> = (event: Event<T>, context: HandlerContext) => Promise<unknown>;
 
 export interface BatchHandlerContext {
-  /** The consumer's transaction: the dedup rows and everything written here commit together, or not at all. */
+  /**
+   * The consumer's transaction: the dedup rows and everything written here commit together, or not at all. Its own
+   * `BEGIN` / `COMMIT` / `ROLLBACK` are a savepoint, as in `HandlerContext.tx`.
+   */
   tx: Queryable;
   signal: AbortSignal;
   group: string;

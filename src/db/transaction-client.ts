@@ -6,7 +6,8 @@
  *   record fails with `EFF_TX_ABORTED`, as with raw SQL);
  * - the ORM's own transaction statements become savepoints (BEGIN: SAVEPOINT, COMMIT: RELEASE, ROLLBACK: ROLLBACK TO),
  *   so `orm.transaction(...)` inside a handler is a nested unit of work and never ends the consumer's transaction.
- * It needs no ORM: the core ships it, each adapter imports it.
+ * It needs no ORM: the core ships it, each adapter imports it, and the consumer's own `ctx.tx` goes through it too (a
+ * handler's raw `BEGIN` / `COMMIT` on `ctx.tx`, from a helper of its codebase, is a savepoint as well).
  */
 import { EffectivelyError, ErrorCodes, transactionAborted } from '../errors.ts';
 import type { Queryable } from './port.ts';
@@ -36,13 +37,23 @@ export interface TransactionClient {
 
 type Control = 'begin' | 'commit' | 'rollback';
 
-/** Reads a whole-transaction statement; `undefined` for anything else (a savepoint statement passes through as is). */
-function controlOf(text: string): Control | 'begin-with-modes' | undefined {
-  const statement = text.trim().replace(/;$/, '').trim().toLowerCase();
+/** Could be a whole-transaction statement: they are short and start with one of these words. */
+const mayControl = /^\s*(begin|start|commit|end|rollback|abort|prepare)\b/i;
+
+/**
+ * Reads a whole-transaction statement; `undefined` for anything else (a savepoint statement, `ROLLBACK TO`, passes
+ * through as is). `ends-outer`: one that would end the transaction it is sent in whatever came before it
+ * (`COMMIT AND CHAIN`, `PREPARE TRANSACTION`…), never turned into a savepoint.
+ */
+function controlOf(text: unknown): Control | 'begin-with-modes' | 'ends-outer' | undefined {
+  if (typeof text !== 'string' || text.length > 200 || !mayControl.test(text)) return undefined;
+  const statement = text.trim().replace(/;$/, '').trim().toLowerCase().replace(/\s+/g, ' ');
   if (/^(begin|start transaction)( (work|transaction))?$/.test(statement)) return 'begin';
   if (/^(begin|start transaction)\b/.test(statement)) return 'begin-with-modes';
   if (/^(commit|end)( (work|transaction))?$/.test(statement)) return 'commit';
   if (/^(rollback|abort)( (work|transaction))?$/.test(statement)) return 'rollback';
+  if (/^(rollback|abort)( (work|transaction))? to\b/.test(statement)) return undefined;
+  if (/^(commit|end|rollback|abort|prepare transaction)\b/.test(statement)) return 'ends-outer';
   return undefined;
 }
 
@@ -58,7 +69,7 @@ function refused(statement: string, why: string): EffectivelyError {
  * The view of `tx` an ORM writes through. `tx` must come from a node-postgres-backed database (`pgDb`, `pgliteDb`):
  * its `query` also takes node-postgres' query config object, which ORMs use (rows as arrays, their own type parsers).
  */
-export function transactionClient(tx: Queryable): TransactionClient {
+export function transactionClient(tx: Queryable, savepointPrefix = 'effectively_orm'): TransactionClient {
   // node-postgres' `query(config)`: the Queryable port names only `(text, params)`, the client behind it takes both
   const send = tx.query.bind(tx) as unknown as (
     textOrConfig: string | QueryConfigLike,
@@ -70,7 +81,7 @@ export function transactionClient(tx: Queryable): TransactionClient {
 
   async function control(kind: Control, statement: string): Promise<PgResultLike> {
     if (kind === 'begin') {
-      const name = `effectively_orm_${++made}`;
+      const name = `${savepointPrefix}_${++made}`;
       const result = await plain(`SAVEPOINT ${name}`);
       open.push(name);
       return result;
@@ -100,6 +111,7 @@ export function transactionClient(tx: Queryable): TransactionClient {
       if (kind === 'begin-with-modes') {
         throw refused(text, 'a nested transaction is a savepoint, which cannot change isolation level or access mode');
       }
+      if (kind === 'ends-outer') throw refused(text, 'it would end that transaction; no savepoint can stand for it');
       if (kind !== undefined) return control(kind, text);
       return send(textOrConfig, values);
     },

@@ -12,6 +12,7 @@ import type { Db } from '../../src/db/port.ts';
 import { deadLetterStore } from '../../src/deadletter/store.ts';
 import { encodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent } from '../../src/envelope/event.ts';
+import { TransientError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import type { Transport } from '../../src/transport/port.ts';
 import { eventually, randomName } from '../support/fixtures.ts';
@@ -122,6 +123,34 @@ for (const under of transportsUnderTest) {
         done.map(() => 1),
       );
       assert.match(letters[0]!.reason, /savepoint/);
+    });
+
+    test('a handler that runs its own BEGIN / COMMIT / ROLLBACK on ctx.tx (a withTransaction helper) loses nothing', async (t) => {
+      if (!available) return t.skip(`${under.name} is not reachable`);
+      let failedOnce = false;
+      const { fresh, letters } = await run(
+        (table) =>
+          async (event, { tx }) => {
+            const { n } = event.data as { n: number };
+            // the node-postgres habit, given the consumer's transaction as its client: "already done" rolled back
+            await tx.query('BEGIN');
+            try {
+              await tx.query(`INSERT INTO ${table} (n, fresh) VALUES ($1, true)`, [n]);
+              await tx.query('COMMIT');
+            } catch {
+              await tx.query('ROLLBACK');
+            }
+            // and once, a failure after the helper's COMMIT (a provider's timeout): the record must be tried again
+            if (n === 120 && !failedOnce) {
+              failedOnce = true;
+              throw new TransientError('the provider timed out');
+            }
+          },
+        (_applied, _dead, outcomes) => outcomes >= total,
+      );
+      const expected = Array.from({ length: total }, (_, n) => n).filter((n) => !done.includes(n));
+      assert.deepEqual(fresh, expected, 'every other record applied once, none lost with the ROLLBACK of another');
+      assert.deepEqual(letters, []);
     });
 
     test('the same habit through ctx.savepoint applies every record, none dead', async (t) => {
