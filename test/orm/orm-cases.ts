@@ -3,10 +3,12 @@
 // 2. a handler writing through the ORM in the consumer's transaction applies once under redelivery;
 // 3. a handler that swallows an ORM error fails its record with EFF_TX_ABORTED;
 // 4. the ORM's own transaction inside the handler is a savepoint: it never commits the consumer's transaction.
+// 5. the library's patterns (ledgerEntry, versionGuard) through from…(tx) read the rows a write touched.
 // Each guarantee has a naive twin: the same ORM on its own pool, outside the library's transaction, shows the fault.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
+import { ledgerEntry, versionGuard } from '../../src/consumer/patterns.ts';
 import type { EventHandler } from '../../src/consumer/types.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { defaultDatabaseUrl, pgDb } from '../../src/db/pg.ts';
@@ -40,7 +42,8 @@ export interface OrmKit {
 }
 
 const tables = `CREATE TABLE orders (id text PRIMARY KEY, total int NOT NULL);
-  CREATE TABLE applied (event_id text NOT NULL, order_id text NOT NULL)`;
+  CREATE TABLE applied (event_id text NOT NULL, order_id text NOT NULL);
+  CREATE TABLE facts (id text PRIMARY KEY)`;
 
 class Rollback extends Error {}
 
@@ -108,6 +111,38 @@ export function ormCases(kit: OrmKit): void {
       const outside = () => db;
       // Bruno's e-mail for an order that does not exist
       assert.deepEqual(await placeOrder(randomName('o'), outside, true), { orders: 0, outbox: 1, effects: 1 });
+    });
+
+    test("the library's patterns through from…(tx) tell applied from duplicate and stale (the row count is right)", async (t) => {
+      if (!available) return t.skip('no PostgreSQL');
+      const id = randomName('o');
+      const seen: string[] = [];
+      await orm.own.transaction(async (tx, queryable) => {
+        await tx.insertOrder(id, 1);
+        const entry = { table: 'facts', entry: { id } };
+        seen.push(await ledgerEntry(queryable, entry), await ledgerEntry(queryable, entry));
+        const guard = { table: 'orders', id: { column: 'id', value: id }, version: 2, versionColumn: 'total', set: {} };
+        seen.push(await versionGuard(queryable, guard), await versionGuard(queryable, guard));
+      });
+      // a caller that charges only when 'applied' would never charge with a count of 0
+      assert.deepEqual(seen, ['applied', 'duplicate', 'applied', 'stale']);
+    });
+
+    test('naive twin: a Queryable whose count is the rows returned says a fresh fact is a duplicate', async (t) => {
+      if (!available) return t.skip('no PostgreSQL');
+      const id = randomName('o');
+      let first = '';
+      await orm.own.transaction(async (_tx, queryable) => {
+        const rowsOnly: Queryable = {
+          query: async <R extends Record<string, unknown>>(text: string, params?: unknown[]) => {
+            const { rows } = await queryable.query<R>(text, params);
+            return { rows, rowCount: rows.length }; // fromPrisma before: $queryRawUnsafe alone
+          },
+        };
+        first = await ledgerEntry(rowsOnly, { table: 'facts', entry: { id } });
+      });
+      assert.equal(first, 'duplicate');
+      assert.equal(await count('facts WHERE id = $1', [id]), 1, 'yet it was written: the caller skips its charge');
     });
 
     /**
