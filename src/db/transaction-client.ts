@@ -38,7 +38,7 @@ export interface TransactionClient {
 type Control = 'begin' | 'commit' | 'rollback';
 
 /** Could be a whole-transaction statement: they are short and start with one of these words. */
-const mayControl = /^\s*(begin|start|commit|end|rollback|abort|prepare)\b/i;
+const mayControl = /^\s*(begin|start|commit|end|rollback|abort|prepare|set)\b/i;
 
 /**
  * Reads a whole-transaction statement; `undefined` for anything else (a savepoint statement, `ROLLBACK TO`, passes
@@ -49,7 +49,8 @@ function controlOf(text: unknown): Control | 'begin-with-modes' | 'ends-outer' |
   if (typeof text !== 'string' || text.length > 200 || !mayControl.test(text)) return undefined;
   const statement = text.trim().replace(/;$/, '').trim().toLowerCase().replace(/\s+/g, ' ');
   if (/^(begin|start transaction)( (work|transaction))?$/.test(statement)) return 'begin';
-  if (/^(begin|start transaction)\b/.test(statement)) return 'begin-with-modes';
+  // Prisma's adapter asks for an isolation level after its BEGIN: `SET TRANSACTION ISOLATION LEVEL …`
+  if (/^(begin|start transaction|set transaction)\b/.test(statement)) return 'begin-with-modes';
   if (/^(commit|end)( (work|transaction))?$/.test(statement)) return 'commit';
   if (/^(rollback|abort)( (work|transaction))?$/.test(statement)) return 'rollback';
   if (/^(rollback|abort)( (work|transaction))? to\b/.test(statement)) return undefined;

@@ -93,6 +93,7 @@ test('statements that would end the consumer transaction and no savepoint can st
       'ROLLBACK  AND CHAIN;',
       "PREPARE TRANSACTION 'x'",
       'BEGIN ISOLATION LEVEL SERIALIZABLE',
+      'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE',
     ]) {
       await assert.rejects(guarded.tx.query(statement), { code: 'EFF_NESTED_TRANSACTION' }, statement);
       await assert.rejects(
