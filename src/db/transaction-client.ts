@@ -101,6 +101,9 @@ export function transactionClient(tx: Queryable, savepointPrefix = 'effectively_
       // a statement inside failed and was swallowed: undo the nested work, say so (as `ctx.savepoint` does)
       if (sqlState(error) !== '25P02') throw error;
       await plain(`ROLLBACK TO SAVEPOINT ${name}`);
+      // still open: the ORM answers a failed COMMIT with its ROLLBACK, which must find it (not be refused, and so
+      // replace this error, the one that names the swallowed statement, with EFF_NESTED_TRANSACTION)
+      open.push(name);
       throw transactionAborted('a nested ORM transaction', error);
     }
   }

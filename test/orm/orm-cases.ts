@@ -284,6 +284,40 @@ export function ormCases(kit: OrmKit): void {
       assert.equal(await count('applied WHERE order_id = $1', [order]), 0, 'the row the ORM wrote is gone');
     });
 
+    test('a nested ORM transaction that swallowed a failed statement rejects with EFF_TX_ABORTED; the rest goes on', async (t) => {
+      if (!available) return t.skip('no PostgreSQL');
+      const [taken, undone, outer, after] = [
+        randomName('taken'),
+        randomName('undone'),
+        randomName('outer'),
+        randomName('after'),
+      ];
+      await orm.own.insertOrder(taken, 1);
+      let rejected: unknown;
+      await db.transaction(async (tx) => {
+        const within = orm.within(tx);
+        await within.insertOrder(outer, 1);
+        await within
+          .transaction(async (nested) => {
+            await nested.insertOrder(undone, 1);
+            await nested.insertOrder(taken, 2).catch(() => undefined); // "already done", swallowed in the savepoint
+          })
+          .catch((error: unknown) => {
+            rejected = error;
+          });
+        await within.insertOrder(after, 1);
+      });
+      // the ORM's own ROLLBACK after the failed COMMIT (RELEASE) must not replace the cause with EFF_NESTED_TRANSACTION
+      const codes: unknown[] = [];
+      for (let at = rejected, depth = 0; at instanceof Error && depth < 6; at = at.cause, depth++) {
+        codes.push((at as { code?: unknown }).code);
+      }
+      assert.ok(codes.includes('EFF_TX_ABORTED'), `codes along the causes: ${codes.join(', ')}`);
+      assert.ok(!codes.includes('EFF_NESTED_TRANSACTION'), `codes along the causes: ${codes.join(', ')}`);
+      assert.equal(await count('orders WHERE id = ANY($1)', [[outer, after]]), 2, 'the outer work goes on');
+      assert.equal(await count('orders WHERE id = $1', [undone]), 0, 'the nested work is undone');
+    });
+
     test("the ORM's transaction in a handler is a savepoint: it never commits the consumer's transaction", async (t) => {
       if (!available) return t.skip('no PostgreSQL');
       const [kept, undone, outer] = [randomName('kept'), randomName('undone'), randomName('outer')];
