@@ -67,7 +67,8 @@ export class GuardedTx {
     await this.raw.query(`SAVEPOINT ${name}`);
     let result: T;
     try {
-      result = await fn(nestable(this.raw, `${name}_tx`));
+      // a view of its own: its BEGINs are its own, not those of the handler's other savepoints or records
+      result = await fn(nestable({ query: this.raw.query.bind(this.raw) }, `${name}_tx`));
     } catch (error) {
       await this.raw.query(`ROLLBACK TO SAVEPOINT ${name}`);
       throw error;

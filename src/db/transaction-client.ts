@@ -66,9 +66,28 @@ function refused(statement: string, why: string): EffectivelyError {
   );
 }
 
+/** A savepoint standing for a BEGIN of the handler's (or its ORM's); `undone` once rolled back to after a failed COMMIT. */
+interface Opened {
+  name: string;
+  undone: boolean;
+}
+
+/** The savepoints opened in one transaction, shared by every client made over it (raw `ctx.tx`, each ORM instance). */
+interface Savepoints {
+  open: Opened[];
+  made: number;
+}
+
+const savepointsOf = new WeakMap<object, Savepoints>();
+/** A client made here → the transaction it wraps: a client over a client shares its savepoints. */
+const rootOf = new WeakMap<object, object>();
+
 /**
  * The view of `tx` an ORM writes through. `tx` must come from a node-postgres-backed database (`pgDb`, `pgliteDb`):
  * its `query` also takes node-postgres' query config object, which ORMs use (rows as arrays, their own type parsers).
+ * One transaction of the caller's own at a time: nested units of work are savepoints (`SAVEPOINT`, an ORM's nested
+ * transaction, `ctx.savepoint`); two at once (`Promise.all` of ORM transactions) would interleave their savepoints on
+ * the one connection, and the COMMIT of one would release the other's, whose ROLLBACK would then undo both.
  */
 export function transactionClient(tx: Queryable, savepointPrefix = 'effectively_orm'): TransactionClient {
   // node-postgres' `query(config)`: the Queryable port names only `(text, params)`, the client behind it takes both
@@ -76,23 +95,40 @@ export function transactionClient(tx: Queryable, savepointPrefix = 'effectively_
     textOrConfig: string | QueryConfigLike,
     values?: unknown[],
   ) => Promise<PgResultLike>;
-  const open: string[] = [];
-  let made = 0;
+  const root = rootOf.get(tx) ?? tx;
+  const state = savepointsOf.get(root) ?? { open: [], made: 0 };
+  savepointsOf.set(root, state);
+  const { open } = state;
   const plain = (text: string) => send(text);
 
-  async function control(kind: Control, statement: string): Promise<PgResultLike> {
-    if (kind === 'begin') {
-      const name = `${savepointPrefix}_${++made}`;
-      const result = await plain(`SAVEPOINT ${name}`);
-      open.push(name);
-      return result;
+  async function begin(statement: string): Promise<PgResultLike> {
+    while (open.at(-1)?.undone) open.pop(); // an ORM that sends no ROLLBACK after a failed COMMIT (Prisma)
+    if (open.length > 0) {
+      throw refused(
+        statement,
+        'another transaction of yours is open on it: they share its one connection, so they cannot run at once (run them one after the other; nest with savepoints)',
+      );
     }
-    const name = open.pop();
-    if (name === undefined) {
+    const name = `${savepointPrefix}_${++state.made}`;
+    const opened = { name, undone: false };
+    open.push(opened); // at once: a BEGIN sent meanwhile must see it
+    try {
+      return await plain(`SAVEPOINT ${name}`);
+    } catch (error) {
+      open.splice(open.indexOf(opened), 1);
+      throw error;
+    }
+  }
+
+  async function control(kind: Control, statement: string): Promise<PgResultLike> {
+    if (kind === 'begin') return begin(statement);
+    const opened = open.pop();
+    if (opened === undefined || (opened.undone && kind === 'commit')) {
       throw refused(statement, 'it would end that transaction; only a BEGIN of your own (a savepoint here) may end');
     }
+    const { name } = opened;
     if (kind === 'rollback') {
-      await plain(`ROLLBACK TO SAVEPOINT ${name}`);
+      if (!opened.undone) await plain(`ROLLBACK TO SAVEPOINT ${name}`);
       return plain(`RELEASE SAVEPOINT ${name}`);
     }
     try {
@@ -101,9 +137,9 @@ export function transactionClient(tx: Queryable, savepointPrefix = 'effectively_
       // a statement inside failed and was swallowed: undo the nested work, say so (as `ctx.savepoint` does)
       if (sqlState(error) !== '25P02') throw error;
       await plain(`ROLLBACK TO SAVEPOINT ${name}`);
-      // still open: the ORM answers a failed COMMIT with its ROLLBACK, which must find it (not be refused, and so
-      // replace this error, the one that names the swallowed statement, with EFF_NESTED_TRANSACTION)
-      open.push(name);
+      // kept: the ORM answers a failed COMMIT with its ROLLBACK, which must find it (not be refused, and so replace
+      // this error, the one that names the swallowed statement, with EFF_NESTED_TRANSACTION)
+      open.push({ name, undone: true });
       throw transactionAborted('a nested ORM transaction', error);
     }
   }
@@ -123,5 +159,6 @@ export function transactionClient(tx: Queryable, savepointPrefix = 'effectively_
     on: () => client,
     removeListener: () => client,
   };
+  rootOf.set(client, root);
   return client;
 }

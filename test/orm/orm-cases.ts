@@ -318,6 +318,41 @@ export function ormCases(kit: OrmKit): void {
       assert.equal(await count('orders WHERE id = $1', [undone]), 0, 'the nested work is undone');
     });
 
+    test('two ORM transactions at once in a handler: the second is refused, the first keeps its work', async (t) => {
+      if (!available) return t.skip('no PostgreSQL');
+      const [first, second] = [randomName('first'), randomName('second')];
+      const settled = await db.transaction(async (tx) =>
+        Promise.allSettled(
+          [first, second].map((id, i) =>
+            // an instance each, as `…In(ctx.tx)` made in two places of the handler
+            orm
+              .within(tx)
+              .transaction(async (nested) => {
+                await nested.insertOrder(id, 1);
+                await new Promise((resolve) => setTimeout(resolve, 50 * (i + 1)));
+                if (id === second) throw new Rollback('the second fails and is caught');
+              }),
+          ),
+        ),
+      );
+      // before: both began (savepoints 1 and 2), the first's COMMIT released the second's savepoint, the second's
+      // ROLLBACK undid both: the first resolved and its row was gone
+      assert.equal(settled[0]!.status, 'fulfilled');
+      assert.equal(await count('orders WHERE id = $1', [first]), 1, 'what the first committed is there');
+      assert.equal(settled[1]!.status, 'rejected');
+      const codes: unknown[] = [];
+      for (
+        let at = (settled[1] as PromiseRejectedResult).reason, depth = 0;
+        at instanceof Error && depth < 6;
+        depth++
+      ) {
+        codes.push((at as { code?: unknown }).code);
+        at = at.cause;
+      }
+      assert.ok(codes.includes('EFF_NESTED_TRANSACTION'), `codes along the causes: ${codes.join(', ')}`);
+      assert.equal(await count('orders WHERE id = $1', [second]), 0);
+    });
+
     test("the ORM's transaction in a handler is a savepoint: it never commits the consumer's transaction", async (t) => {
       if (!available) return t.skip('no PostgreSQL');
       const [kept, undone, outer] = [randomName('kept'), randomName('undone'), randomName('outer')];
