@@ -1,8 +1,17 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Queryable } from '../db/port.ts';
 import { sqlState } from '../db/sqlstate.ts';
 import { transactionClient } from '../db/transaction-client.ts';
 import { handlerStatements } from '../db/watchdog.ts';
 import { transactionAborted } from '../errors.ts';
+
+/** The last of the savepoints waiting their turn at one level. */
+interface Turns {
+  last: Promise<void>;
+}
+
+/** The savepoint the current chain of calls runs in, if any: a `savepoint` call from there nests in it. */
+const levels = new AsyncLocalStorage<{ owner: GuardedTx; inside: Turns }>();
 
 /**
  * The handler's view of the consumer's transaction. PostgreSQL aborts a transaction at its first failed statement, and
@@ -57,12 +66,34 @@ export class GuardedTx {
     return transactionAborted(where, first);
   }
 
+  /** Where sibling savepoints take turns: the transaction's top level, or inside a running savepoint. */
+  readonly #top: Turns = { last: Promise.resolve() };
+
   /**
    * Runs `fn` in a savepoint: when it throws, only its own statements are rolled back and the error is rethrown, so the
    * caller may catch it and the transaction goes on. When `fn` swallowed a failed statement itself, the savepoint
    * cannot be released: its statements are rolled back and the call fails with `EFF_TX_ABORTED`.
+   * Calls made at once (`Promise.all`) take turns: savepoints are a stack on the one connection, and interleaved, the
+   * release of one would take in the other's work, which the other's rollback would then undo. A call from inside
+   * `fn` nests, and runs at once.
    */
   savepoint = async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
+    const running = levels.getStore();
+    const turns = running?.owner === this ? running.inside : this.#top;
+    const before = turns.last;
+    let done = () => {};
+    turns.last = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    await before;
+    try {
+      return await levels.run({ owner: this, inside: { last: Promise.resolve() } }, () => this.#savepoint(fn));
+    } finally {
+      done();
+    }
+  };
+
+  async #savepoint<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const name = `effectively_sp_${++this.#savepoints}`;
     await this.raw.query(`SAVEPOINT ${name}`);
     let result: T;
@@ -81,7 +112,7 @@ export class GuardedTx {
       throw transactionAborted('savepoint', error);
     }
     return result;
-  };
+  }
 
   /**
    * Throws `EFF_TX_ABORTED` when a statement failed since the last check and the transaction is aborted (a savepoint

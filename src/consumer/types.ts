@@ -20,7 +20,8 @@ export interface HandlerContext {
   /**
    * Runs `fn` in a savepoint of `tx`: when it throws, only its statements are undone and the error is rethrown, so the
    * handler may catch it (an "already done" unique violation) and go on. Catching a SQL error WITHOUT a savepoint
-   * aborts the whole transaction: the record then fails with `EFF_TX_ABORTED` instead of counting as applied.
+   * aborts the whole transaction: the record then fails with `EFF_TX_ABORTED` instead of counting as applied. Calls
+   * made at once (`Promise.all`) take turns (savepoints are a stack on one connection); a call inside `fn` nests.
    */
   savepoint<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   record: { topic: string; partition: number; offset: string };

@@ -5,6 +5,7 @@
 // turns them into a savepoint, its release and its rollback, and refuses the ones no savepoint can stand for.
 // The end-to-end case, on every transport, is in test/conformance/handler-mistakes.test.ts.
 // Naive twin: the same helper on the library's transaction itself commits the outer work halfway.
+// ctx.savepoint called twice at once (Promise.all) interleaved its savepoints the same way: they now take turns.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GuardedTx } from '../../src/consumer/guarded-tx.ts';
@@ -110,4 +111,71 @@ test('statements that would end the consumer transaction and no savepoint can st
     assert.equal((await guarded.tx.query<{ n: number }>('SELECT 1 AS n')).rows[0]!.n, 1);
     await guarded.check('the test');
   });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Two units of work at once: `one` writes, waits, and fails (caught); `two` writes and ends first. */
+async function twoAtOnce(
+  db: Db,
+  name: string,
+  run: (tx: Queryable) => (id: string, fn: (tx: Queryable) => Promise<void>) => Promise<void>,
+) {
+  await db.transaction(async (tx) => {
+    const savepoint = run(tx);
+    const settled = await Promise.allSettled([
+      savepoint('one', async (inner) => {
+        await inner.query(`INSERT INTO ${name} VALUES ('one')`);
+        await sleep(100);
+        throw new Rollback('one fails, and the handler catches it');
+      }),
+      savepoint('two', async (inner) => {
+        await inner.query(`INSERT INTO ${name} VALUES ('two')`);
+        await sleep(20);
+      }),
+    ]);
+    assert.deepEqual(
+      settled.map((result) => result.status),
+      ['rejected', 'fulfilled'],
+    );
+  });
+  return ids(db, name);
+}
+
+test('ctx.savepoint called twice at once: they take turns, the one that ended well keeps its work', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  const name = await table(db, schema);
+  const kept = await twoAtOnce(db, name, (tx) => {
+    const guarded = new GuardedTx(tx);
+    return (_id, fn) => guarded.savepoint(fn);
+  });
+  assert.deepEqual(kept, ['two']);
+  // a call from inside one nests in it (no wait for itself)
+  await db.transaction(async (tx) => {
+    const guarded = new GuardedTx(tx);
+    await guarded.savepoint(async () => {
+      await Promise.all(
+        [1, 2].map((n) => guarded.savepoint((inner) => inner.query(`INSERT INTO ${name} VALUES ('n${n}')`))),
+      );
+    });
+  });
+  assert.deepEqual(await ids(db, name), ['n1', 'n2', 'two']);
+});
+
+test('naive twin: the same two savepoints sent as they come interleave on the one connection: "two" is lost', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const { db, schema } = await freshSchema(t);
+  const name = await table(db, schema);
+  const kept = await twoAtOnce(db, name, (tx) => async (id, fn) => {
+    await tx.query(`SAVEPOINT sp_${id}`);
+    try {
+      await fn(tx);
+    } catch (error) {
+      await tx.query(`ROLLBACK TO SAVEPOINT sp_${id}`);
+      throw error;
+    }
+    await tx.query(`RELEASE SAVEPOINT sp_${id}`);
+  });
+  assert.deepEqual(kept, []);
 });
