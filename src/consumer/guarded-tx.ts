@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Queryable } from '../db/port.ts';
 import { sqlState } from '../db/sqlstate.ts';
-import { transactionClient } from '../db/transaction-client.ts';
+import { abandonedTransactions, transactionClient } from '../db/transaction-client.ts';
 import { handlerStatements } from '../db/watchdog.ts';
-import { transactionAborted } from '../errors.ts';
+import { EffectivelyError, ErrorCodes, transactionAborted } from '../errors.ts';
 
 /** The last of the savepoints waiting their turn at one level. */
 interface Turns {
@@ -119,6 +119,14 @@ export class GuardedTx {
    * rolled back to, by `savepoint` or by the handler's own SQL, leaves it alive).
    */
   async check(where: string): Promise<void> {
+    // the next record's BEGIN would be refused as a second one at once: the record that left it open fails instead
+    if (abandonedTransactions(this.tx) > 0) {
+      throw new EffectivelyError(
+        ErrorCodes.EFF_NESTED_TRANSACTION,
+        'the handler returned with a BEGIN of its own still open (no COMMIT or ROLLBACK, or an ORM transaction not awaited)',
+        { details: { operation: 'transaction' } },
+      );
+    }
     if (!this.#failed) return;
     this.#failed = false;
     this.#failures = 0;

@@ -83,6 +83,18 @@ const savepointsOf = new WeakMap<object, Savepoints>();
 const rootOf = new WeakMap<object, object>();
 
 /**
+ * How many transactions of the caller's own (BEGINs with no COMMIT or ROLLBACK yet) are open on the transaction `client`
+ * was made over, and forgets them: the caller (a handler) is done with it. Not 0 is that caller's bug, its own.
+ */
+export function abandonedTransactions(client: object): number {
+  const state = savepointsOf.get(rootOf.get(client) ?? client);
+  if (state === undefined) return 0;
+  const abandoned = state.open.filter((opened) => !opened.undone).length;
+  state.open.length = 0;
+  return abandoned;
+}
+
+/**
  * The view of `tx` an ORM writes through. `tx` must come from a node-postgres-backed database (`pgDb`, `pgliteDb`):
  * its `query` also takes node-postgres' query config object, which ORMs use (rows as arrays, their own type parsers).
  * One transaction of the caller's own at a time: nested units of work are savepoints (`SAVEPOINT`, an ORM's nested
