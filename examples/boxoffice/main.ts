@@ -4,10 +4,10 @@
 // its own, on Kafka (KAFKA_BROKERS, default 127.0.0.1:9092) and the PostgreSQL server (DATABASE_URL), schema `boxoffice`.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { kafkaTransport, pgDb, pgliteDb, postgresTransport } from 'effectively';
 import { startEmailProvider } from '../email-provider/server.ts';
 import { startPaymentProvider } from '../payment-provider/server.ts';
+import { parseMainArgs, serviceArgs } from './main-args.ts';
 import type { RunningService } from './shared/deps.ts';
 import {
   type BoxofficeOptions,
@@ -18,15 +18,7 @@ import {
   startBoxoffice,
 } from './system.ts';
 
-const { values } = parseArgs({
-  options: {
-    kafka: { type: 'boolean', default: false },
-    service: { type: 'string' },
-    port: { type: 'string', default: '8080' },
-    'email-url': { type: 'string' },
-    'payment-url': { type: 'string' },
-  },
-});
+const values = parseMainArgs();
 // One schema for the whole boxoffice: the services' tables and the library's (outbox, dedup rows, effects...).
 const schema = 'boxoffice';
 
@@ -83,18 +75,8 @@ if (values.service !== undefined) {
   const urls = await providers();
   console.log(`boxoffice: e-mail provider at ${urls.emailUrl}, payment provider at ${urls.paymentUrl}`);
   const self = fileURLToPath(import.meta.url);
-  const args = [
-    '--port',
-    values.port,
-    '--schema',
-    schema,
-    '--email-url',
-    urls.emailUrl,
-    '--payment-url',
-    urls.paymentUrl,
-  ];
   const children: ChildProcess[] = serviceNames.map((name) =>
-    spawn(process.execPath, [...process.execArgv, self, '--service', name, ...args], { stdio: 'inherit' }),
+    spawn(process.execPath, [...process.execArgv, self, ...serviceArgs(name, values.port, urls)], { stdio: 'inherit' }),
   );
   untilSignal(async () => {
     for (const child of children) child.kill('SIGTERM');

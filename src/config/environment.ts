@@ -73,6 +73,15 @@ function stringAt(value: Json, key: string, field: string): string | undefined {
   return found;
 }
 
+/**
+ * Where the file stops being JSON, never what it says there: the parser's message quotes the text around the mistake,
+ * which in a configuration file is as likely as not a password (a value left unquoted, or in single quotes).
+ */
+function notJson(error: SyntaxError): string {
+  const where = /at position \d+( \(line \d+ column \d+\))?/.exec(error.message)?.[0];
+  return `is not JSON (a syntax error${where ? ` ${where}` : ''}; the text is not quoted here, it may hold a secret)`;
+}
+
 /** The environment a configuration file stands for: the variables above, one per field. */
 export type ConfigEnvironment = Record<string, string>;
 
@@ -85,8 +94,10 @@ export function loadConfigFile(path: string): ConfigEnvironment {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    const why = error instanceof SyntaxError ? `not JSON (${error.message})` : 'cannot be read';
-    throw invalidOptions('config', `the file ${path} ${why}`);
+    throw invalidOptions(
+      'config',
+      `the file ${path} ${error instanceof SyntaxError ? notJson(error) : 'cannot be read'}`,
+    );
   }
   const root = objectAt(parsed, 'config') ?? {};
   onlyKeys(root, 'config', ['database', 'kafka', 'schema']);

@@ -1,7 +1,17 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Queryable } from '../db/port.ts';
 import { sqlState } from '../db/sqlstate.ts';
+import { abandonedTransactions, transactionClient } from '../db/transaction-client.ts';
 import { handlerStatements } from '../db/watchdog.ts';
-import { transactionAborted } from '../errors.ts';
+import { EffectivelyError, ErrorCodes, transactionAborted } from '../errors.ts';
+
+/** The last of the savepoints waiting their turn at one level. */
+interface Turns {
+  last: Promise<void>;
+}
+
+/** The savepoint the current chain of calls runs in, if any: a `savepoint` call from there nests in it. */
+const levels = new AsyncLocalStorage<{ owner: GuardedTx; inside: Turns }>();
 
 /**
  * The handler's view of the consumer's transaction. PostgreSQL aborts a transaction at its first failed statement, and
@@ -35,13 +45,14 @@ export class GuardedTx {
       /^\s*rollback\s+(work\s+|transaction\s+)?to\b/i.test(
         typeof text === 'string' ? text : String((text as { text?: unknown })?.text),
       );
-    this.tx = {
+    const noted: Queryable = {
       query: <R extends Record<string, unknown>>(text: string, params?: unknown[]) =>
         raw.query<R>(text, params).then((result) => {
           if (this.#failures > 0 && rolledBackTo(text)) this.#failures = 0; // the failed work was undone
           return result;
         }, noteFailure),
     };
+    this.tx = nestable(noted, 'effectively_tx');
   }
 
   /**
@@ -55,17 +66,40 @@ export class GuardedTx {
     return transactionAborted(where, first);
   }
 
+  /** Where sibling savepoints take turns: the transaction's top level, or inside a running savepoint. */
+  readonly #top: Turns = { last: Promise.resolve() };
+
   /**
    * Runs `fn` in a savepoint: when it throws, only its own statements are rolled back and the error is rethrown, so the
    * caller may catch it and the transaction goes on. When `fn` swallowed a failed statement itself, the savepoint
    * cannot be released: its statements are rolled back and the call fails with `EFF_TX_ABORTED`.
+   * Calls made at once (`Promise.all`) take turns: savepoints are a stack on the one connection, and interleaved, the
+   * release of one would take in the other's work, which the other's rollback would then undo. A call from inside
+   * `fn` nests, and runs at once.
    */
   savepoint = async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
+    const running = levels.getStore();
+    const turns = running?.owner === this ? running.inside : this.#top;
+    const before = turns.last;
+    let done = () => {};
+    turns.last = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    await before;
+    try {
+      return await levels.run({ owner: this, inside: { last: Promise.resolve() } }, () => this.#savepoint(fn));
+    } finally {
+      done();
+    }
+  };
+
+  async #savepoint<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const name = `effectively_sp_${++this.#savepoints}`;
     await this.raw.query(`SAVEPOINT ${name}`);
     let result: T;
     try {
-      result = await fn(this.raw);
+      // a view of its own: its BEGINs are its own, not those of the handler's other savepoints or records
+      result = await fn(nestable({ query: this.raw.query.bind(this.raw) }, `${name}_tx`));
     } catch (error) {
       await this.raw.query(`ROLLBACK TO SAVEPOINT ${name}`);
       throw error;
@@ -78,13 +112,21 @@ export class GuardedTx {
       throw transactionAborted('savepoint', error);
     }
     return result;
-  };
+  }
 
   /**
    * Throws `EFF_TX_ABORTED` when a statement failed since the last check and the transaction is aborted (a savepoint
    * rolled back to, by `savepoint` or by the handler's own SQL, leaves it alive).
    */
   async check(where: string): Promise<void> {
+    // the next record's BEGIN would be refused as a second one at once: the record that left it open fails instead
+    if (abandonedTransactions(this.tx) > 0) {
+      throw new EffectivelyError(
+        ErrorCodes.EFF_NESTED_TRANSACTION,
+        'the handler returned with a BEGIN of its own still open (no COMMIT or ROLLBACK, or an ORM transaction not awaited)',
+        { details: { operation: 'transaction' } },
+      );
+    }
     if (!this.#failed) return;
     this.#failed = false;
     this.#failures = 0;
@@ -96,6 +138,16 @@ export class GuardedTx {
       throw error;
     }
   }
+}
+
+/**
+ * `tx` as a handler may use it: its own BEGIN, COMMIT and ROLLBACK (a `withTransaction(client, fn)` helper of the
+ * codebase, given `ctx.tx`) become a savepoint, its release and its rollback, instead of committing or rolling back the
+ * consumer's transaction halfway through the batch (the dedup rows with it). A COMMIT or ROLLBACK with no BEGIN of the
+ * handler's own is refused with `EFF_NESTED_TRANSACTION`.
+ */
+function nestable(tx: Queryable, savepointPrefix: string): Queryable {
+  return transactionClient(tx, savepointPrefix) as unknown as Queryable;
 }
 
 /** Whether `error` is `cause`, or wraps it (an ORM's error around the driver's). */

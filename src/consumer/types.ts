@@ -8,7 +8,11 @@ import type { Event } from '../envelope/event.ts';
 export type Outcome = 'applied' | 'duplicate' | 'stale' | 'parked';
 
 export interface HandlerContext {
-  /** The consumer's transaction: the dedup row and everything written here commit together, or not at all. */
+  /**
+   * The consumer's transaction: the dedup row and everything written here commit together, or not at all. A `BEGIN` /
+   * `COMMIT` / `ROLLBACK` sent on it (a helper of yours that opens its own transaction) is a savepoint, its release and
+   * its rollback; a COMMIT or ROLLBACK with no BEGIN of yours is refused (`EFF_NESTED_TRANSACTION`).
+   */
   tx: Queryable;
   /** Aborted when the consumer closes or loses the partition. */
   signal: AbortSignal;
@@ -16,7 +20,8 @@ export interface HandlerContext {
   /**
    * Runs `fn` in a savepoint of `tx`: when it throws, only its statements are undone and the error is rethrown, so the
    * handler may catch it (an "already done" unique violation) and go on. Catching a SQL error WITHOUT a savepoint
-   * aborts the whole transaction: the record then fails with `EFF_TX_ABORTED` instead of counting as applied.
+   * aborts the whole transaction: the record then fails with `EFF_TX_ABORTED` instead of counting as applied. Calls
+   * made at once (`Promise.all`) take turns (savepoints are a stack on one connection); a call inside `fn` nests.
    */
   savepoint<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   record: { topic: string; partition: number; offset: string };
@@ -33,7 +38,10 @@ export interface HandlerContext {
 export type EventHandler<T = unknown> = (event: Event<T>, context: HandlerContext) => Promise<unknown>;
 
 export interface BatchHandlerContext {
-  /** The consumer's transaction: the dedup rows and everything written here commit together, or not at all. */
+  /**
+   * The consumer's transaction: the dedup rows and everything written here commit together, or not at all. Its own
+   * `BEGIN` / `COMMIT` / `ROLLBACK` are a savepoint, as in `HandlerContext.tx`.
+   */
   tx: Queryable;
   signal: AbortSignal;
   group: string;

@@ -6,7 +6,8 @@
  *   record fails with `EFF_TX_ABORTED`, as with raw SQL);
  * - the ORM's own transaction statements become savepoints (BEGIN: SAVEPOINT, COMMIT: RELEASE, ROLLBACK: ROLLBACK TO),
  *   so `orm.transaction(...)` inside a handler is a nested unit of work and never ends the consumer's transaction.
- * It needs no ORM: the core ships it, each adapter imports it.
+ * It needs no ORM: the core ships it, each adapter imports it, and the consumer's own `ctx.tx` goes through it too (a
+ * handler's raw `BEGIN` / `COMMIT` on `ctx.tx`, from a helper of its codebase, is a savepoint as well).
  */
 import { EffectivelyError, ErrorCodes, transactionAborted } from '../errors.ts';
 import type { Queryable } from './port.ts';
@@ -36,13 +37,24 @@ export interface TransactionClient {
 
 type Control = 'begin' | 'commit' | 'rollback';
 
-/** Reads a whole-transaction statement; `undefined` for anything else (a savepoint statement passes through as is). */
-function controlOf(text: string): Control | 'begin-with-modes' | undefined {
-  const statement = text.trim().replace(/;$/, '').trim().toLowerCase();
+/** Could be a whole-transaction statement: they are short and start with one of these words. */
+const mayControl = /^\s*(begin|start|commit|end|rollback|abort|prepare|set)\b/i;
+
+/**
+ * Reads a whole-transaction statement; `undefined` for anything else (a savepoint statement, `ROLLBACK TO`, passes
+ * through as is). `ends-outer`: one that would end the transaction it is sent in whatever came before it
+ * (`COMMIT AND CHAIN`, `PREPARE TRANSACTION`…), never turned into a savepoint.
+ */
+function controlOf(text: unknown): Control | 'begin-with-modes' | 'ends-outer' | undefined {
+  if (typeof text !== 'string' || text.length > 200 || !mayControl.test(text)) return undefined;
+  const statement = text.trim().replace(/;$/, '').trim().toLowerCase().replace(/\s+/g, ' ');
   if (/^(begin|start transaction)( (work|transaction))?$/.test(statement)) return 'begin';
-  if (/^(begin|start transaction)\b/.test(statement)) return 'begin-with-modes';
+  // Prisma's adapter asks for an isolation level after its BEGIN: `SET TRANSACTION ISOLATION LEVEL …`
+  if (/^(begin|start transaction|set transaction)\b/.test(statement)) return 'begin-with-modes';
   if (/^(commit|end)( (work|transaction))?$/.test(statement)) return 'commit';
   if (/^(rollback|abort)( (work|transaction))?$/.test(statement)) return 'rollback';
+  if (/^(rollback|abort)( (work|transaction))? to\b/.test(statement)) return undefined;
+  if (/^(commit|end|rollback|abort|prepare transaction)\b/.test(statement)) return 'ends-outer';
   return undefined;
 }
 
@@ -54,33 +66,81 @@ function refused(statement: string, why: string): EffectivelyError {
   );
 }
 
+/** A savepoint standing for a BEGIN of the handler's (or its ORM's); `undone` once rolled back to after a failed COMMIT. */
+interface Opened {
+  name: string;
+  undone: boolean;
+}
+
+/** The savepoints opened in one transaction, shared by every client made over it (raw `ctx.tx`, each ORM instance). */
+interface Savepoints {
+  open: Opened[];
+  made: number;
+}
+
+const savepointsOf = new WeakMap<object, Savepoints>();
+/** A client made here → the transaction it wraps: a client over a client shares its savepoints. */
+const rootOf = new WeakMap<object, object>();
+
+/**
+ * How many transactions of the caller's own (BEGINs with no COMMIT or ROLLBACK yet) are open on the transaction `client`
+ * was made over, and forgets them: the caller (a handler) is done with it. Not 0 is that caller's bug, its own.
+ */
+export function abandonedTransactions(client: object): number {
+  const state = savepointsOf.get(rootOf.get(client) ?? client);
+  if (state === undefined) return 0;
+  const abandoned = state.open.filter((opened) => !opened.undone).length;
+  state.open.length = 0;
+  return abandoned;
+}
+
 /**
  * The view of `tx` an ORM writes through. `tx` must come from a node-postgres-backed database (`pgDb`, `pgliteDb`):
  * its `query` also takes node-postgres' query config object, which ORMs use (rows as arrays, their own type parsers).
+ * One transaction of the caller's own at a time: nested units of work are savepoints (`SAVEPOINT`, an ORM's nested
+ * transaction, `ctx.savepoint`); two at once (`Promise.all` of ORM transactions) would interleave their savepoints on
+ * the one connection, and the COMMIT of one would release the other's, whose ROLLBACK would then undo both.
  */
-export function transactionClient(tx: Queryable): TransactionClient {
+export function transactionClient(tx: Queryable, savepointPrefix = 'effectively_orm'): TransactionClient {
   // node-postgres' `query(config)`: the Queryable port names only `(text, params)`, the client behind it takes both
   const send = tx.query.bind(tx) as unknown as (
     textOrConfig: string | QueryConfigLike,
     values?: unknown[],
   ) => Promise<PgResultLike>;
-  const open: string[] = [];
-  let made = 0;
+  const root = rootOf.get(tx) ?? tx;
+  const state = savepointsOf.get(root) ?? { open: [], made: 0 };
+  savepointsOf.set(root, state);
+  const { open } = state;
   const plain = (text: string) => send(text);
 
-  async function control(kind: Control, statement: string): Promise<PgResultLike> {
-    if (kind === 'begin') {
-      const name = `effectively_orm_${++made}`;
-      const result = await plain(`SAVEPOINT ${name}`);
-      open.push(name);
-      return result;
+  async function begin(statement: string): Promise<PgResultLike> {
+    while (open.at(-1)?.undone) open.pop(); // an ORM that sends no ROLLBACK after a failed COMMIT (Prisma)
+    if (open.length > 0) {
+      throw refused(
+        statement,
+        'another transaction of yours is open on it: they share its one connection, so they cannot run at once (run them one after the other; nest with savepoints)',
+      );
     }
-    const name = open.pop();
-    if (name === undefined) {
+    const name = `${savepointPrefix}_${++state.made}`;
+    const opened = { name, undone: false };
+    open.push(opened); // at once: a BEGIN sent meanwhile must see it
+    try {
+      return await plain(`SAVEPOINT ${name}`);
+    } catch (error) {
+      open.splice(open.indexOf(opened), 1);
+      throw error;
+    }
+  }
+
+  async function control(kind: Control, statement: string): Promise<PgResultLike> {
+    if (kind === 'begin') return begin(statement);
+    const opened = open.pop();
+    if (opened === undefined || (opened.undone && kind === 'commit')) {
       throw refused(statement, 'it would end that transaction; only a BEGIN of your own (a savepoint here) may end');
     }
+    const { name } = opened;
     if (kind === 'rollback') {
-      await plain(`ROLLBACK TO SAVEPOINT ${name}`);
+      if (!opened.undone) await plain(`ROLLBACK TO SAVEPOINT ${name}`);
       return plain(`RELEASE SAVEPOINT ${name}`);
     }
     try {
@@ -89,6 +149,9 @@ export function transactionClient(tx: Queryable): TransactionClient {
       // a statement inside failed and was swallowed: undo the nested work, say so (as `ctx.savepoint` does)
       if (sqlState(error) !== '25P02') throw error;
       await plain(`ROLLBACK TO SAVEPOINT ${name}`);
+      // kept: the ORM answers a failed COMMIT with its ROLLBACK, which must find it (not be refused, and so replace
+      // this error, the one that names the swallowed statement, with EFF_NESTED_TRANSACTION)
+      open.push({ name, undone: true });
       throw transactionAborted('a nested ORM transaction', error);
     }
   }
@@ -100,6 +163,7 @@ export function transactionClient(tx: Queryable): TransactionClient {
       if (kind === 'begin-with-modes') {
         throw refused(text, 'a nested transaction is a savepoint, which cannot change isolation level or access mode');
       }
+      if (kind === 'ends-outer') throw refused(text, 'it would end that transaction; no savepoint can stand for it');
       if (kind !== undefined) return control(kind, text);
       return send(textOrConfig, values);
     },
@@ -107,5 +171,6 @@ export function transactionClient(tx: Queryable): TransactionClient {
     on: () => client,
     removeListener: () => client,
   };
+  rootOf.set(client, root);
   return client;
 }

@@ -17,15 +17,23 @@ import { invalidOptions } from '../errors.ts';
 /** What `fromPrisma` needs of an interactive transaction. */
 export interface PrismaRaw {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
 }
+
+/** A write that returns no rows: only `$executeRawUnsafe` gives its row count (`$queryRawUnsafe` gives `[]`). */
+const countOnly = (text: string) =>
+  /^\s*(insert|update|delete|merge)\b/i.test(text.replace(/^(\s|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/, '')) &&
+  !/\breturning\b/i.test(text);
 
 /**
  * Your interactive transaction as the library's `Queryable`: the library's statements run through
- * `$queryRawUnsafe` in it.
+ * `$queryRawUnsafe` in it, and a write without `RETURNING` through `$executeRawUnsafe`, so that its `rowCount` is the
+ * rows it touched (what `ledgerEntry` and `versionGuard` read to say `'applied'`).
  */
 export function fromPrisma(tx: PrismaRaw): Queryable {
   return {
     async query<R extends Record<string, unknown>>(text: string, params: unknown[] = []) {
+      if (countOnly(text)) return { rows: [] as R[], rowCount: await tx.$executeRawUnsafe(text, ...params) };
       const rows = await tx.$queryRawUnsafe<R[]>(text, ...params);
       return { rows, rowCount: rows.length };
     },

@@ -35,6 +35,12 @@ async function boxoffice(t: TestContext, options: Partial<PaymentOptions> = {}, 
         `${n} payment effects settled`,
       ),
     dead: () => effects.count(db, 'dead'),
+    /** The order events payment applied, and those it dead-lettered. */
+    handled: async () => {
+      const count = async (sql: string) => Number((await db.query<{ n: number }>(sql)).rows[0]!.n);
+      const applied = await count(`SELECT count(*)::int AS n FROM ${schema}.processed_events`);
+      return { applied, letters: await count(`SELECT count(*)::int AS n FROM ${schema}.dead_letters`) };
+    },
     balance: () => balance(db, schema, orderId),
     entries: async () =>
       (await db.query<{ entry: string }>(`SELECT entry FROM ${schema}.payment_ledger ORDER BY seq`)).rows.map(
@@ -96,4 +102,26 @@ test('naive twin: a cancel applied before its confirm; the customer is charged a
   assert.equal(box.provider.chargesFor(box.orderId), 1);
   assert.equal(box.provider.refundsFor(box.orderId), 0, 'the refund had no charge to name: refused');
   assert.equal(await box.dead(), 1);
+});
+
+test('a free order (0 cents, which the order API accepts) is confirmed and cancelled with no charge and no dead letter', async (t) => {
+  const box = (await boxoffice(t))!;
+  const free = <E extends { data: { amountCents: number } }>(event: E): E => ({
+    ...event,
+    data: { ...event.data, amountCents: 0 },
+  });
+  await box.publish(free(box.confirmed), free(box.cancelled));
+  // before: both were dead letters (PermanentError: amountCents must be positive), one alert per free ticket
+  await eventually(
+    async () => {
+      const { applied, letters } = await box.handled();
+      return applied + letters === 2;
+    },
+    15_000,
+    'both events handled',
+  );
+  assert.deepEqual(await box.handled(), { applied: 2, letters: 0 });
+  assert.equal(box.provider.chargesFor(box.orderId), 0, 'nothing to charge');
+  assert.equal(box.provider.refundsFor(box.orderId), 0, 'nothing to refund');
+  assert.equal(await box.balance(), 0);
 });

@@ -2,6 +2,7 @@
 // refused; inventory's SeatsRefused makes the order service cancel it (reason `sold-out`), so payment refunds it once
 // and notification sends its cancellation, while inventory, applying that cancel, gives back no seat it never held.
 // Naive twin: the order service without its SeatsRefused consumer: the refused customer stays charged, never refunded.
+// An order for a show inventory does not sell takes the same path (it was a dead letter, the customer charged).
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { startBoxoffice } from '../../examples/boxoffice/system.ts';
@@ -12,7 +13,8 @@ import { eventually, randomName } from '../support/fixtures.ts';
 
 const sender = { pollIntervalMs: 20, retry: { baseMs: 20, capMs: 100 } };
 
-async function soldOut(t: TestContext, cancelRefused: boolean) {
+/** The whole boxoffice on the embedded log of a fresh schema, one show `duo` of 2 seats on sale. */
+async function boxofficeWithDuo(t: TestContext, cancelRefused: boolean) {
   const db = pgDb({ max: 16 }); // every service of the boxoffice on one pool: consumers, senders, relays
   const schema = randomName('t');
   const transport = postgresTransport({ db, schema, pollIntervalMs: 20, logger: silentLogger });
@@ -32,14 +34,21 @@ async function soldOut(t: TestContext, cancelRefused: boolean) {
     await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await db.close();
   });
-  for (const i of [1, 2, 3]) {
+  const order = async (showId: string, i: number) => {
     const customer = { name: `buyer ${i}`, email: `buyer${i}@example.test` };
-    const body = JSON.stringify({ showId: 'duo', seats: 1, customer, amountCents: 5000 });
+    const body = JSON.stringify({ showId, seats: 1, customer, amountCents: 5000 });
     const headers = { 'content-type': 'application/json' };
     const response = await fetch(`${boxoffice.order.url}/orders`, { method: 'POST', headers, body });
     assert.equal(response.status, 201);
-  }
+    return ((await response.json()) as { orderId: string }).orderId;
+  };
   const one = async (sql: string) => Number(Object.values((await db.query(sql)).rows[0] ?? {})[0]);
+  return { db, schema, email, payment, order, one };
+}
+
+async function soldOut(t: TestContext, cancelRefused: boolean) {
+  const { db, schema, email, payment, order, one } = await boxofficeWithDuo(t, cancelRefused);
+  for (const i of [1, 2, 3]) await order('duo', i);
   const inventoryApplied = () =>
     one(`SELECT count(*) FROM ${schema}.processed_events WHERE consumer LIKE '%boxoffice-inventory'`);
   const cancelled = () => one(`SELECT count(*) FROM ${schema}.orders WHERE status = 'cancelled'`);
@@ -81,4 +90,23 @@ test('naive twin: without the SeatsRefused consumer, the refused customer stays 
   assert.equal(payment.chargesFor(refused.order_id), 1);
   assert.equal(payment.refundsFor(refused.order_id), 0);
   assert.deepEqual(subjects, ['Your tickets', 'Your tickets', 'Your tickets']);
+});
+
+test('an order for a show inventory does not sell is refused too: cancelled, refunded once, told; no dead letter', async (t) => {
+  const { schema, email, payment, order, one } = await boxofficeWithDuo(t, true);
+  const orderId = await order('no-such-show', 1); // the order API cannot know the shows: inventory owns them
+  const status = async () => (await one(`SELECT count(*) FROM ${schema}.orders WHERE status = 'cancelled'`)) === 1;
+  const settled = async () => (await status()) && payment.refunds.length === 1 && email.sent.length === 2;
+  const dead = () => one(`SELECT count(*) FROM ${schema}.dead_letters`);
+  // before: inventory dead-lettered the order (PermanentError "no show"), and the customer stayed charged
+  await eventually(async () => (await settled()) || (await dead()) > 0, 20_000, 'the order settled');
+  assert.equal(await dead(), 0, 'no dead letter: a refusal, not a poison record');
+  assert.equal(payment.chargesFor(orderId), 1);
+  assert.equal(payment.refundsFor(orderId), 1);
+  assert.deepEqual(email.sent.map((sent) => sent.subject).sort(), ['Your order is cancelled', 'Your tickets']);
+  assert.equal(
+    await one(`SELECT count(*) FROM ${schema}.show_availability`),
+    0,
+    'search lists no show that is not sold',
+  );
 });

@@ -1,7 +1,8 @@
 // Handler habits on every transport. A handler that catches a SQL error without a savepoint (the "already done"
 // `try { INSERT } catch {}`) leaves the transaction aborted, and PostgreSQL answers COMMIT with ROLLBACK: its record
 // must fail with EFF_TX_ABORTED (a typed dead letter in the end), never count as applied, and take no other record
-// down with it. The same habit through `ctx.savepoint` is safe: every record applied.
+// down with it. The same habit through `ctx.savepoint` is safe: every record applied. A handler's own BEGIN / COMMIT on
+// ctx.tx is a savepoint (nothing lost when a later record fails); one left open fails its own record, not the next.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
@@ -12,6 +13,7 @@ import type { Db } from '../../src/db/port.ts';
 import { deadLetterStore } from '../../src/deadletter/store.ts';
 import { encodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent } from '../../src/envelope/event.ts';
+import { TransientError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import type { Transport } from '../../src/transport/port.ts';
 import { eventually, randomName } from '../support/fixtures.ts';
@@ -122,6 +124,56 @@ for (const under of transportsUnderTest) {
         done.map(() => 1),
       );
       assert.match(letters[0]!.reason, /savepoint/);
+    });
+
+    test('a handler that runs its own BEGIN / COMMIT / ROLLBACK on ctx.tx (a withTransaction helper) loses nothing', async (t) => {
+      if (!available) return t.skip(`${under.name} is not reachable`);
+      let failedOnce = false;
+      const { fresh, letters } = await run(
+        (table) =>
+          async (event, { tx }) => {
+            const { n } = event.data as { n: number };
+            // the node-postgres habit, given the consumer's transaction as its client: "already done" rolled back
+            await tx.query('BEGIN');
+            try {
+              await tx.query(`INSERT INTO ${table} (n, fresh) VALUES ($1, true)`, [n]);
+              await tx.query('COMMIT');
+            } catch {
+              await tx.query('ROLLBACK');
+            }
+            // and once, a failure after the helper's COMMIT (a provider's timeout): the record must be tried again
+            if (n === 120 && !failedOnce) {
+              failedOnce = true;
+              throw new TransientError('the provider timed out');
+            }
+          },
+        (_applied, _dead, outcomes) => outcomes >= total,
+      );
+      const expected = Array.from({ length: total }, (_, n) => n).filter((n) => !done.includes(n));
+      assert.deepEqual(fresh, expected, 'every other record applied once, none lost with the ROLLBACK of another');
+      assert.deepEqual(letters, []);
+    });
+
+    test('a handler that leaves its own BEGIN open fails its own record, not the next one', async (t) => {
+      if (!available) return t.skip(`${under.name} is not reachable`);
+      const forgetful = (n: number) => n % 50 === 20; // 20, 70, 120, 170: BEGIN and no COMMIT
+      const { fresh, letters } = await run(
+        (table) =>
+          async (event, { tx }) => {
+            const { n } = event.data as { n: number };
+            await tx.query('BEGIN');
+            await tx.query(`INSERT INTO ${table} (n, fresh) VALUES ($1, true) ON CONFLICT DO NOTHING`, [n]);
+            if (!forgetful(n)) await tx.query('COMMIT');
+          },
+        (applied, dead) => applied + dead >= total - done.length,
+      );
+      const expected = Array.from({ length: total }, (_, n) => n).filter((n) => !done.includes(n) && !forgetful(n));
+      assert.deepEqual(fresh, expected, 'every other record applied once');
+      assert.deepEqual(
+        letters.map((letter) => [Number(letter.offset), letter.code]),
+        [20, 70, 120, 170].map((n) => [n, 'EFF_NESTED_TRANSACTION']),
+        'the records that left it open, and no other',
+      );
     });
 
     test('the same habit through ctx.savepoint applies every record, none dead', async (t) => {

@@ -3,10 +3,12 @@
 // 2. a handler writing through the ORM in the consumer's transaction applies once under redelivery;
 // 3. a handler that swallows an ORM error fails its record with EFF_TX_ABORTED;
 // 4. the ORM's own transaction inside the handler is a savepoint: it never commits the consumer's transaction.
+// 5. the library's patterns (ledgerEntry, versionGuard) through from…(tx) read the rows a write touched.
 // Each guarantee has a naive twin: the same ORM on its own pool, outside the library's transaction, shows the fault.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createConsumer } from '../../src/consumer/consumer.ts';
+import { ledgerEntry, versionGuard } from '../../src/consumer/patterns.ts';
 import type { EventHandler } from '../../src/consumer/types.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { defaultDatabaseUrl, pgDb } from '../../src/db/pg.ts';
@@ -40,7 +42,8 @@ export interface OrmKit {
 }
 
 const tables = `CREATE TABLE orders (id text PRIMARY KEY, total int NOT NULL);
-  CREATE TABLE applied (event_id text NOT NULL, order_id text NOT NULL)`;
+  CREATE TABLE applied (event_id text NOT NULL, order_id text NOT NULL);
+  CREATE TABLE facts (id text PRIMARY KEY)`;
 
 class Rollback extends Error {}
 
@@ -108,6 +111,38 @@ export function ormCases(kit: OrmKit): void {
       const outside = () => db;
       // Bruno's e-mail for an order that does not exist
       assert.deepEqual(await placeOrder(randomName('o'), outside, true), { orders: 0, outbox: 1, effects: 1 });
+    });
+
+    test("the library's patterns through from…(tx) tell applied from duplicate and stale (the row count is right)", async (t) => {
+      if (!available) return t.skip('no PostgreSQL');
+      const id = randomName('o');
+      const seen: string[] = [];
+      await orm.own.transaction(async (tx, queryable) => {
+        await tx.insertOrder(id, 1);
+        const entry = { table: 'facts', entry: { id } };
+        seen.push(await ledgerEntry(queryable, entry), await ledgerEntry(queryable, entry));
+        const guard = { table: 'orders', id: { column: 'id', value: id }, version: 2, versionColumn: 'total', set: {} };
+        seen.push(await versionGuard(queryable, guard), await versionGuard(queryable, guard));
+      });
+      // a caller that charges only when 'applied' would never charge with a count of 0
+      assert.deepEqual(seen, ['applied', 'duplicate', 'applied', 'stale']);
+    });
+
+    test('naive twin: a Queryable whose count is the rows returned says a fresh fact is a duplicate', async (t) => {
+      if (!available) return t.skip('no PostgreSQL');
+      const id = randomName('o');
+      let first = '';
+      await orm.own.transaction(async (_tx, queryable) => {
+        const rowsOnly: Queryable = {
+          query: async <R extends Record<string, unknown>>(text: string, params?: unknown[]) => {
+            const { rows } = await queryable.query<R>(text, params);
+            return { rows, rowCount: rows.length }; // fromPrisma before: $queryRawUnsafe alone
+          },
+        };
+        first = await ledgerEntry(rowsOnly, { table: 'facts', entry: { id } });
+      });
+      assert.equal(first, 'duplicate');
+      assert.equal(await count('facts WHERE id = $1', [id]), 1, 'yet it was written: the caller skips its charge');
     });
 
     /**
@@ -247,6 +282,75 @@ export function ormCases(kit: OrmKit): void {
         await swallowing; // no error anywhere: the ORM took PostgreSQL's ROLLBACK answer to its COMMIT for a commit
       }
       assert.equal(await count('applied WHERE order_id = $1', [order]), 0, 'the row the ORM wrote is gone');
+    });
+
+    test('a nested ORM transaction that swallowed a failed statement rejects with EFF_TX_ABORTED; the rest goes on', async (t) => {
+      if (!available) return t.skip('no PostgreSQL');
+      const [taken, undone, outer, after] = [
+        randomName('taken'),
+        randomName('undone'),
+        randomName('outer'),
+        randomName('after'),
+      ];
+      await orm.own.insertOrder(taken, 1);
+      let rejected: unknown;
+      await db.transaction(async (tx) => {
+        const within = orm.within(tx);
+        await within.insertOrder(outer, 1);
+        await within
+          .transaction(async (nested) => {
+            await nested.insertOrder(undone, 1);
+            await nested.insertOrder(taken, 2).catch(() => undefined); // "already done", swallowed in the savepoint
+          })
+          .catch((error: unknown) => {
+            rejected = error;
+          });
+        await within.insertOrder(after, 1);
+      });
+      // the ORM's own ROLLBACK after the failed COMMIT (RELEASE) must not replace the cause with EFF_NESTED_TRANSACTION
+      const codes: unknown[] = [];
+      for (let at = rejected, depth = 0; at instanceof Error && depth < 6; at = at.cause, depth++) {
+        codes.push((at as { code?: unknown }).code);
+      }
+      assert.ok(codes.includes('EFF_TX_ABORTED'), `codes along the causes: ${codes.join(', ')}`);
+      assert.ok(!codes.includes('EFF_NESTED_TRANSACTION'), `codes along the causes: ${codes.join(', ')}`);
+      assert.equal(await count('orders WHERE id = ANY($1)', [[outer, after]]), 2, 'the outer work goes on');
+      assert.equal(await count('orders WHERE id = $1', [undone]), 0, 'the nested work is undone');
+    });
+
+    test('two ORM transactions at once in a handler: the second is refused, the first keeps its work', async (t) => {
+      if (!available) return t.skip('no PostgreSQL');
+      const [first, second] = [randomName('first'), randomName('second')];
+      const settled = await db.transaction(async (tx) =>
+        Promise.allSettled(
+          [first, second].map((id, i) =>
+            // an instance each, as `…In(ctx.tx)` made in two places of the handler
+            orm
+              .within(tx)
+              .transaction(async (nested) => {
+                await nested.insertOrder(id, 1);
+                await new Promise((resolve) => setTimeout(resolve, 50 * (i + 1)));
+                if (id === second) throw new Rollback('the second fails and is caught');
+              }),
+          ),
+        ),
+      );
+      // before: both began (savepoints 1 and 2), the first's COMMIT released the second's savepoint, the second's
+      // ROLLBACK undid both: the first resolved and its row was gone
+      assert.equal(settled[0]!.status, 'fulfilled');
+      assert.equal(await count('orders WHERE id = $1', [first]), 1, 'what the first committed is there');
+      assert.equal(settled[1]!.status, 'rejected');
+      const codes: unknown[] = [];
+      for (
+        let at = (settled[1] as PromiseRejectedResult).reason, depth = 0;
+        at instanceof Error && depth < 6;
+        depth++
+      ) {
+        codes.push((at as { code?: unknown }).code);
+        at = at.cause;
+      }
+      assert.ok(codes.includes('EFF_NESTED_TRANSACTION'), `codes along the causes: ${codes.join(', ')}`);
+      assert.equal(await count('orders WHERE id = $1', [second]), 0);
     });
 
     test("the ORM's transaction in a handler is a savepoint: it never commits the consumer's transaction", async (t) => {

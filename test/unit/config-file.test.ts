@@ -41,6 +41,25 @@ test('a file becomes the environment variables it stands for', () => {
   assert.deepEqual(loadConfigFile(file({ kafka: { ssl: true } })), { EFFECTIVELY_KAFKA_SSL: 'true' });
 });
 
+test('a file that is not JSON is refused without quoting its text (the JSON parser quotes it: a password)', () => {
+  for (const text of [
+    `{"kafka":{"sasl":{"mechanism":"plain","username":"u","password":'s3cret-of-orders'}}}`,
+    '{"kafka":{"sasl":{"mechanism":"plain","username":"u","password":s3cret-of-orders}}}',
+    '{"database":{"url":postgres://orders:s3cret-of-orders@db/x}}',
+    '{"database":{"url":"postgres://orders:s3cret-of-orders@db/x"},}',
+  ]) {
+    assert.throws(
+      () => loadConfigFile(file(text)),
+      (error: unknown) => refused('config')(error) && !/s3c/.test((error as Error).message),
+      text,
+    );
+  }
+});
+
+test("naive twin: the JSON parser's own message quotes the password", () => {
+  assert.throws(() => JSON.parse('{"kafka":{"sasl":{"password":s3cret-of-orders}}}'), /s3c/);
+});
+
 test('each mistake in a file names its field', () => {
   const sasl = { mechanism: 'scram-sha-256', username: 'u', password: 's3cret' };
   assert.throws(() => loadConfigFile(file('{ nope')), refused('config'));

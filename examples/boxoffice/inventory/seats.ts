@@ -1,13 +1,15 @@
 // Holding and releasing seats, in the consumer's transaction: the show's row, the order's hold row and the
 // SeatsHeld / SeatsRefused / SeatsReleased event (through the outbox) commit together. A SeatsRefused is how the
-// order service learns that an order it confirmed got no seats (it cancels the order: refund and e-mail follow).
+// order service learns that an order it confirmed got no seats, the show sold out or not sold here at all (it cancels
+// the order: refund and e-mail follow).
 import { createEvent, isUuid, type Outbox, PermanentError, type Queryable } from 'effectively';
 import {
   type OrderCancelled,
   type OrderConfirmed,
   type OrderEvent,
-  type SeatsChanged,
+  type RefusalReason,
   SeatsHeldType,
+  type SeatsRefused,
   SeatsRefusedType,
   SeatsReleasedType,
   seatsTopic,
@@ -31,13 +33,15 @@ async function announce(
   type: string,
   order: OrderConfirmed | OrderCancelled,
   change: Change,
+  reason?: RefusalReason,
 ) {
-  const data: SeatsChanged = {
+  const data: SeatsRefused = {
     showId: order.showId,
     orderId: order.orderId,
     seats: order.seats,
     seatsLeft: change.seats_left,
     version: change.version,
+    ...(reason && { reason }),
   };
   const source = '/boxoffice/inventory';
   await outbox.enqueue(
@@ -71,9 +75,10 @@ export async function holdSeats(
   const show = await tx.query<Change>(`SELECT seats_left, version FROM ${schema}.shows WHERE show_id = $1`, [
     order.showId,
   ]);
-  if (!show.rows[0]) throw new PermanentError(`order ${order.orderId}: no show ${order.showId}`);
   await tx.query(`UPDATE ${schema}.holds SET status = 'refused' WHERE order_id = $1`, [order.orderId]);
-  await announce(tx, outbox, SeatsRefusedType, order, show.rows[0]);
+  // A show not on sale here is refused as well, not dead-lettered: its customer is charged, the refusal refunds them.
+  const refusal = show.rows[0] ?? { seats_left: 0, version: 0 };
+  await announce(tx, outbox, SeatsRefusedType, order, refusal, show.rows[0] ? undefined : 'no-such-show');
 }
 
 /**

@@ -1,5 +1,5 @@
-// The order service's saga step: inventory refused an order's seats (sold out), so the order it confirmed is cancelled
-// with reason `sold-out`, in the consumer's transaction and through the same code as a customer's cancel. The
+// The order service's saga step: inventory refused an order's seats (sold out, or no such show), so the order it
+// confirmed is cancelled with that reason, in the consumer's transaction and through the same code as a customer's cancel. The
 // OrderCancelled it emits is what compensates: payment refunds the charge, notification sends the cancellation.
 import { type Event, isUuid, type Outbox, PermanentError, type Queryable } from 'effectively';
 import { type SeatsRefused, SeatsRefusedType } from '../shared/events.ts';
@@ -16,8 +16,8 @@ function checkRefusal(data: unknown): SeatsRefused {
 export function refusalHandler(schema: string, outbox: Outbox) {
   return async (event: Event, { tx }: { tx: Queryable }): Promise<void> => {
     if (event.type !== SeatsRefusedType) return;
-    const { orderId } = checkRefusal(event.data);
-    const order = await cancelIn(tx, schema, outbox, orderId, 'sold-out');
+    const { orderId, reason } = checkRefusal(event.data);
+    const order = await cancelIn(tx, schema, outbox, orderId, reason === 'no-such-show' ? reason : 'sold-out');
     if (!order) throw new PermanentError(`seats refused for order ${orderId}, which this service never made`);
   };
 }

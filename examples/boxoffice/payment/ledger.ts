@@ -19,9 +19,9 @@ export const refundKind = 'payment:refund';
 /** A record the service cannot act on is permanent: the consumer keeps it as a dead letter and goes on. */
 function checkOrder<T extends OrderConfirmed | OrderCancelled>(data: unknown): T {
   const { orderId, amountCents, version } = (data ?? {}) as Record<string, unknown>;
-  const positive = (n: unknown) => Number.isSafeInteger(n) && Number(n) > 0;
-  if (typeof orderId !== 'string' || !isUuid(orderId) || !positive(amountCents) || !positive(version))
-    throw new PermanentError('not an order event: needs orderId (UUID), amountCents and version (positive integers)');
+  const atLeast = (n: unknown, min: number) => Number.isSafeInteger(n) && Number(n) >= min;
+  if (typeof orderId !== 'string' || !isUuid(orderId) || !atLeast(amountCents, 0) || !atLeast(version, 1))
+    throw new PermanentError('not an order event: needs orderId (UUID), amountCents (0 or more) and version (1 or more)');
   return data as T;
 }
 
@@ -34,9 +34,13 @@ interface Ledger {
 
 export function paymentHandler(ledger: Ledger) {
   return async (event: Event, { tx }: { tx: Queryable }): Promise<'applied' | 'stale'> => {
-    if (event.type === OrderConfirmedType) return confirm(tx, ledger, event.id, checkOrder(event.data));
-    if (event.type === OrderCancelledType) return cancel(tx, ledger, event.id, checkOrder(event.data));
-    return 'stale'; // another kind of order event: nothing to pay
+    const paid = event.type === OrderConfirmedType || event.type === OrderCancelledType;
+    if (!paid) return 'stale'; // another kind of order event: nothing to pay
+    const order = checkOrder<OrderConfirmed | OrderCancelled>(event.data);
+    // A free ticket (the order API takes 0 cents): nothing to charge, so nothing to refund either.
+    if (order.amountCents === 0) return 'applied';
+    if (event.type === OrderConfirmedType) return confirm(tx, ledger, event.id, order as OrderConfirmed);
+    return cancel(tx, ledger, event.id, order as OrderCancelled);
   };
 }
 

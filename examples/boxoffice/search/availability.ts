@@ -2,7 +2,7 @@
 // nothing (`versionGuard`), so applying versions 7, 9, 8 leaves 9. A SeatsRefused carries the show's seats left at
 // its current version (a refusal changes neither): equal to what was applied, it is stale; newer, it is as true.
 import { type Event, PermanentError, type Queryable, versionGuard } from 'effectively';
-import type { SeatsChanged } from '../shared/events.ts';
+import type { SeatsChanged, SeatsRefused } from '../shared/events.ts';
 
 export function checkSeatsEvent(data: unknown): SeatsChanged {
   const { showId, seatsLeft, version } = (data ?? {}) as Record<string, unknown>;
@@ -14,6 +14,7 @@ export function checkSeatsEvent(data: unknown): SeatsChanged {
 /** Applies one seats event: the first for a show inserts its row, later ones update it only when newer. */
 export async function applySeats(tx: Queryable, schema: string, event: Event): Promise<'applied' | 'stale'> {
   const { showId, seatsLeft, version } = checkSeatsEvent(event.data);
+  if ((event.data as SeatsRefused).reason === 'no-such-show') return 'stale'; // not a show to list
   const first = await tx.query(
     `INSERT INTO ${schema}.show_availability (show_id, seats_left, version) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
     [showId, seatsLeft, version],

@@ -26,8 +26,14 @@ export interface OrderConfirmed {
   version: 1;
 }
 
-/** Why an order was cancelled: its customer asked (`POST /orders/:id/cancel`), or inventory refused its seats. */
-export type CancelReason = 'customer' | 'sold-out';
+/**
+ * Why an order was cancelled: its customer asked (`POST /orders/:id/cancel`), or inventory refused its seats (sold
+ * out, or a show it does not sell: the order API cannot know the shows, inventory owns them).
+ */
+export type CancelReason = 'customer' | RefusalReason;
+
+/** Why inventory refused an order's seats. */
+export type RefusalReason = 'sold-out' | 'no-such-show';
 
 /** A confirmed order was cancelled (event version 2 of its order). */
 export interface OrderCancelled {
@@ -42,8 +48,8 @@ export interface OrderCancelled {
 export type OrderEvent = OrderConfirmed | OrderCancelled;
 
 /**
- * Seats held for an order, released after its cancellation, or refused (sold out: the order service cancels the
- * order). `version` is the show's inventory version: it grows with every change of the show's seats, so a reader
+ * Seats held for an order, released after its cancellation, or refused (sold out, or no such show: the order service
+ * cancels the order). `version` is the show's inventory version: it grows with every change of the show's seats, so a reader
  * keeps the newest `seatsLeft` whatever order these arrive in. A refusal changes nothing: it carries the show's
  * current `seatsLeft` and `version`.
  */
@@ -57,4 +63,5 @@ export interface SeatsChanged {
 
 export type SeatsHeld = SeatsChanged;
 export type SeatsReleased = SeatsChanged;
-export type SeatsRefused = SeatsChanged;
+/** For a show inventory does not sell: `seatsLeft` 0 and `version` 0, and `reason` says so (absent: sold out). */
+export type SeatsRefused = SeatsChanged & { reason?: RefusalReason };
