@@ -65,12 +65,12 @@ async function run(t: import('node:test').TestContext, { maxMessageBytes, topicB
   const held = await count(`key = 'K'`);
   await discardRefused(db, { schema, seqs: [refused[0]!.seq] });
   await eventually(async () => (await count('true')) === 0, 30_000, "K's held row published after the discard");
-  return { whileRefused, held, afterDiscard: await keyK(), codes };
+  return { whileRefused, held, afterDiscard: await keyK(), codes, overtaken: relay.stats().overtaken };
 }
 
 test("a key's later row waits behind its refused row, even in separate batches of one send (maxMessageBytes)", async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held, afterDiscard, codes } = await run(t, {
+  const { whileRefused, held, afterDiscard, codes, overtaken } = await run(t, {
     maxMessageBytes: 100_000,
     topicBytes: 100_000,
     pad: 300_000,
@@ -80,14 +80,16 @@ test("a key's later row waits behind its refused row, even in separate batches o
   assert.equal(held, 1, 'K 2 held in the outbox');
   assert.deepEqual(afterDiscard, [2], 'K 2 published once, after the discard');
   assert.ok(!codes.includes('EFF_KEY_OVERTAKEN'), `logged codes: ${codes.join(', ')}`);
+  assert.equal(overtaken, 0, 'stats().overtaken');
 });
 
 test('naive twin: a relay that takes the topic for one of 1 MB sends K 2 beside K 1; K 2 overtakes it (logged, coded)', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held, codes } = await run(t, { topicBytes: 100_000, pad: 300_000, split: true });
+  const { whileRefused, held, codes, overtaken } = await run(t, { topicBytes: 100_000, pad: 300_000, split: true });
   assert.deepEqual(whileRefused, [2], `K on the topic while K 1 is set aside: ${whileRefused.join(', ')}`);
   assert.equal(held, 0);
   assert.ok(codes.includes('EFF_KEY_OVERTAKEN'), `logged codes: ${codes.join(', ')}`);
+  assert.equal(overtaken, 1, 'stats().overtaken counts K 2');
 });
 
 // Kafka's default limit and a record over the client's batch.size (1,000,000): the client always sends it in a batch
@@ -96,15 +98,17 @@ const overDefault = { topicBytes: 1_048_588, pad: 1_200_000, split: false };
 
 test("with the defaults, a row over Kafka's default limit is not overtaken by its key's next row", async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held, afterDiscard } = await run(t, overDefault);
+  const { whileRefused, held, afterDiscard, overtaken } = await run(t, overDefault);
   assert.deepEqual(whileRefused, []);
   assert.equal(held, 1);
   assert.deepEqual(afterDiscard, [2]);
+  assert.equal(overtaken, 0);
 });
 
 test('naive twin: a relay that takes the topic for one of 16 MB; K 2 overtakes the 1.2 MB K 1', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held } = await run(t, { ...overDefault, maxMessageBytes: 16 * 1024 * 1024 });
+  const { whileRefused, held, overtaken } = await run(t, { ...overDefault, maxMessageBytes: 16 * 1024 * 1024 });
   assert.deepEqual(whileRefused, [2]);
   assert.equal(held, 0);
+  assert.equal(overtaken, 1);
 });

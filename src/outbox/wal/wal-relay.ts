@@ -121,6 +121,7 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
         },
         blocked: new Set(),
         logger,
+        overtaken: watch.overtook,
         limits,
       },
     );
