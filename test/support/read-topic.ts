@@ -23,14 +23,18 @@ export async function readTopic(transport: Transport, topic: string, count: numb
   return records;
 }
 
+/** Every record of `topic` up to its end offsets now. */
+export async function readToEnd(transport: Transport, topic: string): Promise<IncomingRecord[]> {
+  const admin = transport.admin();
+  const ends = await admin.endOffsets(topic).finally(() => admin.close());
+  const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
+  return total === 0 ? [] : readTopic(transport, topic, total);
+}
+
 /** The `data.n` of each record of `key` on `topic`, in topic order (every record to the topic's end offsets). */
 export async function keyOrder(transport: Transport, topic: string, key: string): Promise<number[]> {
-  const admin = transport.admin();
-  const ends = await admin.endOffsets(topic);
-  await admin.close();
-  const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
   const order: number[] = [];
-  for (const record of await readTopic(transport, topic, total)) {
+  for (const record of await readToEnd(transport, topic)) {
     const decoded = decodeEvent(record);
     if (decoded.key === key) order.push((decoded.data as { n: number }).n);
   }
