@@ -4,15 +4,14 @@
 // PostgreSQL and the real broker.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createEvent } from '../../src/envelope/event.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { discardRefused } from '../../src/outbox/refused.ts';
-import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
 import { keyOrder } from '../support/read-topic.ts';
+import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 
@@ -33,8 +32,7 @@ interface Case {
 async function run(t: import('node:test').TestContext, { maxMessageBytes, topicBytes, pad, split }: Case) {
   const { db, schema } = await freshSchema(t);
   const topic = await smallTopic(t, { maxMessageBytes: topicBytes, prefix: 'h-order-overtaken' });
-  const event = (key: string, n: number, pad = 0) =>
-    createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
+  const event = paddedEvents(topic);
   await db.transaction((tx) =>
     createOutbox({ schema }).enqueue(tx, [event('K', 1, pad), event('K', 2), event('other', 3)]),
   );
@@ -42,22 +40,16 @@ async function run(t: import('node:test').TestContext, { maxMessageBytes, topicB
     clientId: 'effectively-test',
     rdkafka: split ? { 'batch.num.messages': 1, 'linger.ms': 0 } : {},
   });
-  const refused: RefusedEvent[] = [];
   const codes: string[] = [];
   const logger: Logger = { ...silentLogger, error: (_message, fields) => codes.push(String(fields?.code)) };
-  const relay = createRelay({
+  const { relay, refused } = await refusingRelay(t, {
     db,
     schema,
     producerFactory: () => transport.producer(),
-    errorBackoffMs: 100,
     ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
     logger,
-    onRefused: (row) => refused.push(row),
   });
-  t.after(() => relay.close());
-  await relay.start();
-  const count = async (where: string) =>
-    Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox WHERE ${where}`)).rows[0]?.n);
+  const count = (where: string) => outboxCount(db, schema, where);
   await eventually(async () => refused.length === 1, 30_000, 'the big row set aside');
   await eventually(async () => (await count(`key <> 'K'`)) === 0, 30_000, 'the other row published');
   const keyK = () => keyOrder(transport, topic, 'K');
