@@ -17,6 +17,8 @@ export interface ChunkDeps<Row extends ChunkRow> {
   blocked: Set<string>;
   /** Where a row written ahead of an earlier row of its key is logged (`EFF_KEY_OVERTAKEN`). */
   logger: Logger;
+  /** Told how many rows of a failed send were written ahead of an earlier row of their key (when any). */
+  overtaken?(count: number): void;
   /** The topics' size limits: a row the broker may refuse for its size is sent without the later rows of its key. */
   limits: TopicLimits;
 }
@@ -47,7 +49,8 @@ export async function publishChunk<Row extends ChunkRow>(rows: readonly Row[], d
     deps.limits.acknowledged(open);
     return open;
   } catch (error) {
-    reportOvertaken(open, error, deps.logger);
+    const overtaken = reportOvertaken(open, error, deps.logger);
+    if (overtaken > 0) deps.overtaken?.(overtaken);
     const kept = acknowledgedPart(open, error);
     if (kept) {
       deps.limits.acknowledged(kept.acknowledged);

@@ -105,7 +105,13 @@ export interface WalOptions {
    * it is received; `resume-from-received` streams again, after a lost connection, from the last transaction received
    * instead of the slot's confirmed position; `send-beside-key-in-flight` sends a batch while an earlier send holding
    * one of its keys still waits for the broker; `send-after-failed-send` goes on sending after a send failed, until
-   * that failure's turn to settle.
+   * that failure's turn to settle; `drain-before-counted` lets `drain()` return once the table is empty, while the last
+   * rows deleted are not yet counted.
    */
-  unsafe?: 'confirm-on-receipt' | 'resume-from-received' | 'send-beside-key-in-flight' | 'send-after-failed-send';
+  unsafe?:
+    | 'confirm-on-receipt'
+    | 'resume-from-received'
+    | 'send-beside-key-in-flight'
+    | 'send-after-failed-send'
+    | 'drain-before-counted';
 }

@@ -9,6 +9,11 @@ export interface RelayStats {
   published: number;
   /** Rows set aside since start because the transport refused them for good (`effectively outbox refused`). */
   refused: number;
+  /**
+   * Rows the broker wrote since start ahead of an earlier row of their key that failed in the same send: the key's
+   * order is broken on the topic (each is logged as an `EFF_KEY_OVERTAKEN` error). 0 is the healthy value.
+   */
+  overtaken: number;
   /** Passes in a row that failed (the database or the broker down): 0 when the last pass went through. */
   failingPasses: number;
   /** When a pass last published something; null before the first. */
@@ -36,6 +41,7 @@ export function relayWatch(logger: Logger) {
     running: false,
     published: 0,
     refused: 0,
+    overtaken: 0,
     failingPasses: 0,
     lastPublishedAt: null,
     lastError: null,
@@ -51,6 +57,10 @@ export function relayWatch(logger: Logger) {
       counts.published += result.published;
       counts.refused += result.refused.length;
       if (result.published > 0) counts.lastPublishedAt = new Date();
+    },
+    /** Rows of a failed send written ahead of an earlier row of their key (counted whether the pass commits or not). */
+    overtook(count: number): void {
+      counts.overtaken += count;
     },
     failed(error: unknown): void {
       counts.failingPasses++;

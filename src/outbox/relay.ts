@@ -142,6 +142,7 @@ export function createRelay(options: RelayOptions): Relay {
         },
         blocked,
         logger,
+        overtaken: watch.overtook,
         limits,
       };
       let chunk = (await fetch('0')).rows;

@@ -19,6 +19,7 @@ import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { cli } from '../support/cli.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
+import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 
@@ -92,24 +93,14 @@ test('effectively outbox: refused rows listed with what they hold, discarded onl
   if (!(await needs(t, 'kafka', 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
   const topic = await smallTopic(t, { maxMessageBytes: 100_000 });
-  const event = (key: string, n: number, pad = 0) =>
-    createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
+  const event = paddedEvents(topic);
   await db.transaction((tx) =>
     createOutbox({ schema }).enqueue(tx, [event('K', 1, 300_000), event('K', 2), event('other', 3)]),
   );
   const transport = kafkaTransport({ clientId: 'effectively-test' });
   // The topic's limit, told: under load the client may put K 1 and K 2 in separate batches, and K 2 was written.
-  const relay = createRelay({
-    db,
-    schema,
-    producerFactory: () => transport.producer(),
-    maxMessageBytes: 100_000,
-    logger: silentLogger,
-  });
-  t.after(() => relay.close());
-  await relay.start();
-  const outboxRows = async () =>
-    Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.outbox`)).rows[0]?.n);
+  await refusingRelay(t, { db, schema, producerFactory: () => transport.producer(), maxMessageBytes: 100_000 });
+  const outboxRows = () => outboxCount(db, schema);
   const env = { ...process.env, DATABASE_URL: defaultDatabaseUrl() };
   const run = (...args: string[]) =>
     promisify(execFile)(process.execPath, [cli, 'outbox', ...args, '--schema', schema], { env }).then(

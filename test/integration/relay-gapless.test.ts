@@ -5,13 +5,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeEvent } from '../../src/envelope/cloudevents.ts';
-import { createEvent } from '../../src/envelope/event.ts';
-import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
-import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
-import { readTopic } from '../support/read-topic.ts';
+import { readToEnd } from '../support/read-topic.ts';
+import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 
@@ -19,8 +17,7 @@ import { smallTopic } from '../support/small-topic.ts';
 async function run(t: import('node:test').TestContext, rdkafka: Record<string, string | number | boolean>) {
   const { db, schema } = await freshSchema(t);
   const topic = await smallTopic(t, { maxMessageBytes: 100_000, prefix: 'split' });
-  const event = (key: string, n: number, pad = 0) =>
-    createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
+  const event = paddedEvents(topic);
   const outbox = createOutbox({ schema });
   await db.transaction((tx) =>
     outbox.enqueue(tx, [
@@ -33,34 +30,17 @@ async function run(t: import('node:test').TestContext, rdkafka: Record<string, s
   );
   // One record per batch: K's rows travel in four batches of the same send.
   const transport = kafkaTransport({ clientId: 'effectively-test', rdkafka: { 'batch.num.messages': 1, ...rdkafka } });
-  const refused: RefusedEvent[] = [];
-  const relay = createRelay({
+  const { refused } = await refusingRelay(t, {
     db,
     schema,
     producer: transport.producer(),
     producerFactory: () => transport.producer(),
-    errorBackoffMs: 100,
-    logger: silentLogger,
-    onRefused: (row) => refused.push(row),
   });
-  t.after(() => relay.close());
-  await relay.start();
   await eventually(async () => refused.length === 1, 30_000, 'the big row set aside');
-  await eventually(
-    async () =>
-      Number(
-        (await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox WHERE key <> 'K'`)).rows[0]?.n,
-      ) === 0,
-    30_000,
-    'the other rows published',
-  );
-  const offsets = transport.admin();
-  const ends = await offsets.endOffsets(topic);
-  await offsets.close();
-  const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
+  await eventually(async () => (await outboxCount(db, schema, `key <> 'K'`)) === 0, 30_000, 'the other rows published');
   const order: number[] = [];
   let others = 0;
-  for (const record of await readTopic(transport, topic, total)) {
+  for (const record of await readToEnd(transport, topic)) {
     const decoded = decodeEvent(record);
     const { n } = decoded.data as { n: number };
     if (decoded.key === 'K' && !order.includes(n)) order.push(n);

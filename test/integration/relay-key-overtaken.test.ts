@@ -4,15 +4,14 @@
 // PostgreSQL and the real broker.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createEvent } from '../../src/envelope/event.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { discardRefused } from '../../src/outbox/refused.ts';
-import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
 import { keyOrder } from '../support/read-topic.ts';
+import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 
@@ -33,8 +32,7 @@ interface Case {
 async function run(t: import('node:test').TestContext, { maxMessageBytes, topicBytes, pad, split }: Case) {
   const { db, schema } = await freshSchema(t);
   const topic = await smallTopic(t, { maxMessageBytes: topicBytes, prefix: 'h-order-overtaken' });
-  const event = (key: string, n: number, pad = 0) =>
-    createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
+  const event = paddedEvents(topic);
   await db.transaction((tx) =>
     createOutbox({ schema }).enqueue(tx, [event('K', 1, pad), event('K', 2), event('other', 3)]),
   );
@@ -42,22 +40,16 @@ async function run(t: import('node:test').TestContext, { maxMessageBytes, topicB
     clientId: 'effectively-test',
     rdkafka: split ? { 'batch.num.messages': 1, 'linger.ms': 0 } : {},
   });
-  const refused: RefusedEvent[] = [];
   const codes: string[] = [];
   const logger: Logger = { ...silentLogger, error: (_message, fields) => codes.push(String(fields?.code)) };
-  const relay = createRelay({
+  const { relay, refused } = await refusingRelay(t, {
     db,
     schema,
     producerFactory: () => transport.producer(),
-    errorBackoffMs: 100,
     ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
     logger,
-    onRefused: (row) => refused.push(row),
   });
-  t.after(() => relay.close());
-  await relay.start();
-  const count = async (where: string) =>
-    Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox WHERE ${where}`)).rows[0]?.n);
+  const count = (where: string) => outboxCount(db, schema, where);
   await eventually(async () => refused.length === 1, 30_000, 'the big row set aside');
   await eventually(async () => (await count(`key <> 'K'`)) === 0, 30_000, 'the other row published');
   const keyK = () => keyOrder(transport, topic, 'K');
@@ -65,12 +57,12 @@ async function run(t: import('node:test').TestContext, { maxMessageBytes, topicB
   const held = await count(`key = 'K'`);
   await discardRefused(db, { schema, seqs: [refused[0]!.seq] });
   await eventually(async () => (await count('true')) === 0, 30_000, "K's held row published after the discard");
-  return { whileRefused, held, afterDiscard: await keyK(), codes };
+  return { whileRefused, held, afterDiscard: await keyK(), codes, overtaken: relay.stats().overtaken };
 }
 
 test("a key's later row waits behind its refused row, even in separate batches of one send (maxMessageBytes)", async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held, afterDiscard, codes } = await run(t, {
+  const { whileRefused, held, afterDiscard, codes, overtaken } = await run(t, {
     maxMessageBytes: 100_000,
     topicBytes: 100_000,
     pad: 300_000,
@@ -80,14 +72,16 @@ test("a key's later row waits behind its refused row, even in separate batches o
   assert.equal(held, 1, 'K 2 held in the outbox');
   assert.deepEqual(afterDiscard, [2], 'K 2 published once, after the discard');
   assert.ok(!codes.includes('EFF_KEY_OVERTAKEN'), `logged codes: ${codes.join(', ')}`);
+  assert.equal(overtaken, 0, 'stats().overtaken');
 });
 
 test('naive twin: a relay that takes the topic for one of 1 MB sends K 2 beside K 1; K 2 overtakes it (logged, coded)', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held, codes } = await run(t, { topicBytes: 100_000, pad: 300_000, split: true });
+  const { whileRefused, held, codes, overtaken } = await run(t, { topicBytes: 100_000, pad: 300_000, split: true });
   assert.deepEqual(whileRefused, [2], `K on the topic while K 1 is set aside: ${whileRefused.join(', ')}`);
   assert.equal(held, 0);
   assert.ok(codes.includes('EFF_KEY_OVERTAKEN'), `logged codes: ${codes.join(', ')}`);
+  assert.equal(overtaken, 1, 'stats().overtaken counts K 2');
 });
 
 // Kafka's default limit and a record over the client's batch.size (1,000,000): the client always sends it in a batch
@@ -96,15 +90,17 @@ const overDefault = { topicBytes: 1_048_588, pad: 1_200_000, split: false };
 
 test("with the defaults, a row over Kafka's default limit is not overtaken by its key's next row", async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held, afterDiscard } = await run(t, overDefault);
+  const { whileRefused, held, afterDiscard, overtaken } = await run(t, overDefault);
   assert.deepEqual(whileRefused, []);
   assert.equal(held, 1);
   assert.deepEqual(afterDiscard, [2]);
+  assert.equal(overtaken, 0);
 });
 
 test('naive twin: a relay that takes the topic for one of 16 MB; K 2 overtakes the 1.2 MB K 1', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;
-  const { whileRefused, held } = await run(t, { ...overDefault, maxMessageBytes: 16 * 1024 * 1024 });
+  const { whileRefused, held, overtaken } = await run(t, { ...overDefault, maxMessageBytes: 16 * 1024 * 1024 });
   assert.deepEqual(whileRefused, [2]);
   assert.equal(held, 0);
+  assert.equal(overtaken, 1);
 });

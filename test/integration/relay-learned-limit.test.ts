@@ -6,13 +6,11 @@
 // this test failed the same way with that rule: K 2 on the topic while K 1 was set aside ([2], nothing held).
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
-import { createEvent } from '../../src/envelope/event.ts';
-import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
-import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
 import { keyOrder } from '../support/read-topic.ts';
+import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 
@@ -20,32 +18,23 @@ import { smallTopic } from '../support/small-topic.ts';
 async function run(t: TestContext): Promise<{ order: number[]; held: number }> {
   const { db, schema } = await freshSchema(t);
   const topic = await smallTopic(t, { maxMessageBytes: 100_000, prefix: 'r3-learned-limit' });
-  const event = (key: string, n: number, pad = 0) =>
-    createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
+  const event = paddedEvents(topic);
   const transport = kafkaTransport({
     clientId: 'effectively-test',
     rdkafka: { 'batch.num.messages': 1, 'linger.ms': 0 },
   });
-  const refused: RefusedEvent[] = [];
-  const relay = createRelay({
-    db,
-    schema,
-    producerFactory: () => transport.producer(),
-    errorBackoffMs: 100,
-    logger: silentLogger,
-    onRefused: (row) => refused.push(row),
-  });
-  t.after(() => relay.close());
-  await relay.start();
+  const { refused } = await refusingRelay(t, { db, schema, producerFactory: () => transport.producer() });
   const outbox = createOutbox({ schema });
   await db.transaction((tx) => outbox.enqueue(tx, [event('L', 1, 300_000)]));
   await eventually(async () => refused.length === 1, 30_000, 'L 1 set aside');
   await db.transaction((tx) => outbox.enqueue(tx, [event('K', 1, 200_000), event('K', 2), event('other', 3)]));
   await eventually(async () => refused.length === 2, 30_000, 'K 1 set aside');
-  const count = async (where: string) =>
-    Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox WHERE ${where}`)).rows[0]?.n);
-  await eventually(async () => (await count(`key = 'other'`)) === 0, 30_000, 'the other row published');
-  return { order: await keyOrder(transport, topic, 'K'), held: await count(`key = 'K'`) };
+  await eventually(
+    async () => (await outboxCount(db, schema, `key = 'other'`)) === 0,
+    30_000,
+    'the other row published',
+  );
+  return { order: await keyOrder(transport, topic, 'K'), held: await outboxCount(db, schema, `key = 'K'`) };
 }
 
 test("a row smaller than one refused for size, but over the topic's limit, is not overtaken by its key's next row", async (t) => {

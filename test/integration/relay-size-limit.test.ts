@@ -4,14 +4,12 @@
 // record before anything of the send is produced, and stops producing once one produce() throws. Real broker.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createEvent } from '../../src/envelope/event.ts';
-import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
-import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import type { Producer } from '../../src/transport/port.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
 import { keyOrder } from '../support/read-topic.ts';
+import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { sendBatchProducer } from '../support/send-batch-producer.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
@@ -23,8 +21,7 @@ const rdkafka = { 'message.max.bytes': producerLimit, 'enable.gapless.guarantee'
 async function run(t: import('node:test').TestContext, producer: () => Producer) {
   const { db, schema } = await freshSchema(t);
   const topic = await smallTopic(t, { maxMessageBytes: 1_000_000, prefix: 'limit' });
-  const event = (key: string, n: number, pad = 0) =>
-    createEvent({ topic, type: 'x', source: '/t', key, data: { n, pad: 'x'.repeat(pad) } });
+  const event = paddedEvents(topic);
   await db.transaction((tx) =>
     createOutbox({ schema }).enqueue(tx, [
       event('K', 1),
@@ -33,21 +30,9 @@ async function run(t: import('node:test').TestContext, producer: () => Producer)
       ...Array.from({ length: 10 }, (_, i) => event(`other-${i}`, 100 + i)),
     ]),
   );
-  const refused: RefusedEvent[] = [];
-  const relay = createRelay({
-    db,
-    schema,
-    producerFactory: producer,
-    errorBackoffMs: 100,
-    logger: silentLogger,
-    onRefused: (row) => refused.push(row),
-  });
-  t.after(() => relay.close());
-  await relay.start();
+  const { refused } = await refusingRelay(t, { db, schema, producerFactory: producer });
   await eventually(async () => refused.length === 1, 30_000, 'the big row set aside');
-  const left = async () =>
-    Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox WHERE key <> 'K'`)).rows[0]?.n);
-  await eventually(async () => (await left()) === 0, 30_000, 'the other rows published');
+  await eventually(async () => (await outboxCount(db, schema, `key <> 'K'`)) === 0, 30_000, 'the other rows published');
   const transport = kafkaTransport({ clientId: 'effectively-test' });
   return { order: await keyOrder(transport, topic, 'K'), code: refused[0]?.errorCode };
 }

@@ -17,6 +17,7 @@ import { shardOf } from '../../src/outbox/shard.ts';
 import { changeShards } from '../../src/outbox/shards-setting.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { eventually, freshSchema } from '../support/fixtures.ts';
+import { signal } from '../support/gates.ts';
 import { needs } from '../support/services.ts';
 
 const keys = Array.from({ length: 20 }, (_, n) => `k${n}`);
@@ -31,14 +32,6 @@ interface Race {
   mode: 'queued' | 'after';
   enqueue: (tx: Queryable) => Promise<void>;
   between?: () => Promise<void>;
-}
-
-function signal() {
-  let fire!: () => void;
-  const fired = new Promise<void>((resolve) => {
-    fire = resolve;
-  });
-  return { fire, fired };
 }
 
 /** Returns the writer's failure (undefined: it committed). */

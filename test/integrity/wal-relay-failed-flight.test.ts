@@ -6,16 +6,15 @@
 import assert from 'node:assert/strict';
 import { after, before, type TestContext, test } from 'node:test';
 import { createEvent } from '../../src/envelope/event.ts';
-import { silentLogger } from '../../src/observability/logger.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
-import { createRelay } from '../../src/outbox/relay.ts';
 import type { WalOptions } from '../../src/outbox/relay-options.ts';
-import type { OutgoingRecord, Producer } from '../../src/transport/port.ts';
 import { eventually, freshTopic } from '../support/fixtures.ts';
+import { signal } from '../support/gates.ts';
 import { keyOrder } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
+import { heldProducer, outboxRows, startedWalRelay } from '../support/wal-relay.ts';
 
 let cluster: WalCluster | undefined;
 before(async () => {
@@ -25,14 +24,6 @@ after(async () => {
   await cluster?.close();
 });
 
-const signal = () => {
-  let done!: () => void;
-  const promise = new Promise<void>((resolve) => {
-    done = resolve;
-  });
-  return { promise, done };
-};
-
 /** Key a's data.n on the topic, in topic order, once a1 (failed once) and a2 are published and deleted. */
 async function afterFailedSend(t: TestContext, unsafe?: WalOptions['unsafe']): Promise<number[]> {
   const { db, schema } = await cluster!.schema();
@@ -41,58 +32,32 @@ async function afterFailedSend(t: TestContext, unsafe?: WalOptions['unsafe']): P
   const aSent = signal();
   let armed = false;
   let failed = false;
-  const failingOnce = (): Producer => {
-    const real = transport.producer();
-    return {
-      connect: () => real.connect(),
-      close: () => real.close(),
-      async send(records: readonly OutgoingRecord[]) {
-        if (!failed && records.some((record) => String(record.key) === 'a')) {
-          failed = true;
-          aSent.done();
-          await sleep(1000);
-          throw Object.assign(new Error('Local: Message timed out'), { code: -192 });
-        }
-        await real.send(records);
-      },
-    };
-  };
-  const relay = createRelay({
-    db,
-    schema,
-    source: 'wal',
-    wal: { connectionString: cluster!.url, ...(unsafe ? { unsafe } : {}) },
-    producerFactory: failingOnce,
-    logger: silentLogger,
-    errorBackoffMs: 200,
+  await startedWalRelay(t, cluster!, db, schema, transport, {
+    ...(unsafe ? { unsafe } : {}),
+    producerFactory: heldProducer(transport, async (records) => {
+      if (failed || !records.some((record) => String(record.key) === 'a')) return;
+      failed = true;
+      aSent.fire();
+      await sleep(1000);
+      throw Object.assign(new Error('Local: Message timed out'), { code: -192 });
+    }),
     // Batch b's delete waits 4 s: the failure of the batch after it is not settled meanwhile.
     faults: async (point) => {
       if (point !== 'relay:after-publish' || !armed) return;
       armed = false;
-      bSettling.done();
+      bSettling.fire();
       await sleep(4000);
     },
   });
-  t.after(() => relay.close());
-  await relay.start();
-  await eventually(
-    async () => (await db.query(`SELECT 1 FROM ${schema}.settings WHERE name LIKE 'wal.slot.%'`)).rows.length > 0,
-    20_000,
-    'the slot made',
-  );
   const outbox = createOutbox({ schema });
   const event = (key: string, n: number) => createEvent({ topic, type: 't', source: '/wal', key, data: { n } });
   armed = true;
   await db.transaction((tx) => outbox.enqueue(tx, [event('b', 1)]));
-  await bSettling.promise;
+  await bSettling.fired;
   await db.transaction((tx) => outbox.enqueue(tx, [event('a', 1)]));
-  await aSent.promise;
+  await aSent.fired;
   await db.transaction((tx) => outbox.enqueue(tx, [event('a', 2)]));
-  await eventually(
-    async () => (await db.query(`SELECT 1 FROM ${schema}.outbox`)).rows.length === 0,
-    30_000,
-    'every row published and deleted',
-  );
+  await eventually(async () => (await outboxRows(db, schema)) === 0, 30_000, 'every row published and deleted');
   return keyOrder(transport, topic, 'a');
 }
 

@@ -4,18 +4,17 @@
 import assert from 'node:assert/strict';
 import { after, before, type TestContext, test } from 'node:test';
 import { createEvent } from '../../src/envelope/event.ts';
-import { silentLogger } from '../../src/observability/logger.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { listRefused } from '../../src/outbox/refused.ts';
-import { createRelay } from '../../src/outbox/relay.ts';
 import type { WalOptions } from '../../src/outbox/relay-options.ts';
-import type { OutgoingRecord, Producer } from '../../src/transport/port.ts';
 import { eventually, freshTopic } from '../support/fixtures.ts';
+import { signal } from '../support/gates.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
+import { heldProducer, startedWalRelay } from '../support/wal-relay.ts';
 
 let cluster: WalCluster | undefined;
 before(async () => {
@@ -33,45 +32,20 @@ async function laterRowBesideRefusal(t: TestContext, unsafe?: WalOptions['unsafe
   const { db, schema } = await cluster!.schema();
   const topic = await smallTopic(t, { maxMessageBytes: 4000 });
   const { transport } = await freshTopic(t, 1);
-  let bigSendStarted!: () => void;
-  const started = new Promise<void>((resolve) => {
-    bigSendStarted = resolve;
+  const bigSend = signal();
+  const relay = await startedWalRelay(t, cluster!, db, schema, transport, {
+    ...(unsafe ? { unsafe } : {}),
+    producerFactory: heldProducer(transport, async (records) => {
+      if (!records.some((record) => (record.value?.length ?? 0) > 10_000)) return;
+      bigSend.fire();
+      await sleep(2000);
+    }),
   });
-  const holdingBigSend = (): Producer => {
-    const real = transport.producer();
-    return {
-      connect: () => real.connect(),
-      close: () => real.close(),
-      async send(records: readonly OutgoingRecord[]) {
-        if (records.some((record) => (record.value?.length ?? 0) > 10_000)) {
-          bigSendStarted();
-          await sleep(2000);
-        }
-        await real.send(records);
-      },
-    };
-  };
-  const relay = createRelay({
-    db,
-    schema,
-    source: 'wal',
-    wal: { connectionString: cluster!.url, ...(unsafe ? { unsafe } : {}) },
-    producerFactory: holdingBigSend,
-    logger: silentLogger,
-    errorBackoffMs: 200,
-  });
-  t.after(() => relay.close());
-  await relay.start();
-  await eventually(
-    async () => (await db.query(`SELECT 1 FROM ${schema}.settings WHERE name LIKE 'wal.slot.%'`)).rows.length > 0,
-    20_000,
-    'the slot made',
-  );
   const outbox = createOutbox({ schema });
   const event = (key: string, n: number, bytes = 10) =>
     createEvent({ topic, type: 't', source: '/wal', key, data: { n, pad: 'x'.repeat(bytes) } });
   await db.transaction((tx) => outbox.enqueue(tx, [event('a', 1, 20_000)]));
-  await started;
+  await bigSend.fired;
   await db.transaction((tx) => outbox.enqueue(tx, [event('a', 2)]));
   await eventually(async () => (await listRefused(db, { schema })).length === 1, 20_000, 'the big row set aside');
   await db.transaction((tx) => outbox.enqueue(tx, [event('marker', 3)]));

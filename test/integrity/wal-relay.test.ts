@@ -2,11 +2,8 @@
 // decoding and the real broker: rows written before the slot existed and after, in commit order per key; crashes
 // around the slot's confirmation, each with a naive twin that the same fault breaks.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, type TestContext, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { checkWalSlot } from '../../src/cli/doctor/wal-slot.ts';
-import type { Db } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { sleep } from '../../src/observability/sleep.ts';
@@ -14,12 +11,20 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { discardRefused, listRefused } from '../../src/outbox/refused.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
 import { dropWalSlot, walNames } from '../../src/outbox/wal/slot.ts';
-import type { IncomingRecord, OutgoingRecord, Producer, Transport } from '../../src/transport/port.ts';
-import { eventually, freshSchema, freshTopic, randomName } from '../support/fixtures.ts';
-import { readTopic } from '../support/read-topic.ts';
+import { eventually, freshSchema, freshTopic } from '../support/fixtures.ts';
+import { readTopic, readUntilMarker } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
-import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
+import { slotReady, type WalCluster, walCluster } from '../support/wal-cluster.ts';
+import {
+  enqueueNumbered,
+  heldProducer,
+  numbers,
+  outboxRows,
+  runWalChild,
+  startedWalRelay,
+  walRelay,
+} from '../support/wal-relay.ts';
 
 let cluster: WalCluster | undefined;
 before(async () => {
@@ -29,47 +34,15 @@ after(async () => {
   await cluster?.close();
 });
 
-async function enqueue(db: Db, schema: string, topic: string, from: number, count: number, keys = 4, key?: string) {
-  const outbox = createOutbox({ schema });
-  await db.transaction((tx) =>
-    outbox.enqueue(
-      tx,
-      Array.from({ length: count }, (_, i) =>
-        createEvent({ topic, type: 't', source: '/wal', key: key ?? `k${(from + i) % keys}`, data: { n: from + i } }),
-      ),
-    ),
-  );
-}
-
-const numbers = (records: { value: Buffer | null }[]) =>
-  records.map((record) => (JSON.parse(record.value!.toString()) as { n: number }).n);
-
-async function outboxRows(db: Db, schema: string): Promise<number> {
-  return Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox`)).rows[0]?.n);
-}
-
-function walRelay(db: Db, schema: string, transport: Transport, extra: Record<string, unknown> = {}) {
-  return createRelay({
-    db,
-    schema,
-    source: 'wal',
-    wal: { connectionString: cluster!.url },
-    producerFactory: () => transport.producer(),
-    logger: silentLogger,
-    errorBackoffMs: 200,
-    ...extra,
-  });
-}
-
 test('rows written before the slot existed and after it: all published, each key in commit order', async (t) => {
   if (!(await needs(t, 'kafka'))) return;
   const { db, schema } = await cluster!.schema();
   const { transport, topic } = await freshTopic(t, 3);
-  await enqueue(db, schema, topic, 0, 300);
-  const relay = walRelay(db, schema, transport);
+  await enqueueNumbered(db, schema, topic, 0, 300);
+  const relay = walRelay(cluster!, db, schema, transport);
   t.after(() => relay.close());
   await relay.start();
-  for (let n = 300; n < 1000; n += 100) await enqueue(db, schema, topic, n, 100);
+  for (let n = 300; n < 1000; n += 100) await enqueueNumbered(db, schema, topic, n, 100);
   await eventually(async () => (await outboxRows(db, schema)) === 0, 30_000, 'the outbox emptied');
   const records = await readTopic(transport, topic, 1000);
   const seen = numbers(records);
@@ -92,62 +65,6 @@ test('rows written before the slot existed and after it: all published, each key
   assert.match(String(abandoned.fix), /max_slot_wal_keep_size/);
 });
 
-const child = fileURLToPath(new URL('./wal-relay.child.ts', import.meta.url));
-
-/** Runs the relay child until it exits (it kills itself at its crash point); returns what it said. */
-function runChild(env: Record<string, string>): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const process_ = spawn(process.execPath, ['--import', 'tsx', child], {
-      env: { ...process.env, WAL_URL: cluster!.url, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let said = '';
-    process_.stdout.on('data', (chunk: Buffer) => {
-      said += chunk.toString();
-    });
-    const timer = setTimeout(() => process_.kill('SIGKILL'), 30_000);
-    process_.on('error', reject);
-    process_.on('exit', () => {
-      clearTimeout(timer);
-      resolve(said);
-    });
-  });
-}
-
-/** Reads the topic from its start until a record with key `marker` arrived (the relay went past everything before). */
-async function readUntilMarker(transport: Transport, topic: string): Promise<IncomingRecord[]> {
-  const records: IncomingRecord[] = [];
-  const consumer = transport.consumer({
-    group: randomName('raw'),
-    topics: [topic],
-    maxBatchSize: 500,
-    fromBeginning: true,
-  });
-  await consumer.run(async (batch, control) => {
-    records.push(...batch.records);
-    control.resolve(batch.records.at(-1)!.offset);
-  });
-  try {
-    await eventually(async () => records.some((r) => String(r.key) === 'marker'), 30_000, `the marker on ${topic}`);
-    // The marker may come before other partitions' earlier records: read each partition to its end.
-    const admin = transport.admin();
-    const ends = await admin.endOffsets(topic).finally(() => admin.close());
-    const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
-    await eventually(async () => records.length >= total, 30_000, `${total} records on ${topic}`);
-  } finally {
-    await consumer.close();
-  }
-  return records.filter((r) => String(r.key) !== 'marker');
-}
-
-async function slotReady(db: Db, schema: string): Promise<void> {
-  await eventually(
-    async () => (await db.query(`SELECT 1 FROM ${schema}.settings WHERE name LIKE 'wal.slot.%'`)).rows.length > 0,
-    20_000,
-    'the slot made',
-  );
-}
-
 /**
  * The slot exists first (so the events come through the stream, not the table's catch-up); then `txs` transactions
  * of `perTx` events are written, and a relay process killed after its first acknowledged batch; a new relay finishes.
@@ -155,22 +72,22 @@ async function slotReady(db: Db, schema: string): Promise<void> {
 async function killAfterFirstPublish(t: TestContext, naive: boolean, txs: number, perTx: number, batch: number) {
   const { db, schema } = await cluster!.schema();
   const { transport, topic } = await freshTopic(t, 3);
-  const first = walRelay(db, schema, transport);
+  const first = walRelay(cluster!, db, schema, transport);
   await first.start();
   await slotReady(db, schema);
   await first.close();
-  for (let i = 0; i < txs; i++) await enqueue(db, schema, topic, i * perTx, perTx);
-  const said = await runChild({
+  for (let i = 0; i < txs; i++) await enqueueNumbered(db, schema, topic, i * perTx, perTx);
+  const said = await runWalChild(cluster!, {
     WAL_SCHEMA: schema,
     WAL_CRASH_AT: '1',
     WAL_BATCH: String(batch),
     WAL_NAIVE: naive ? '1' : '0',
   });
   assert.match(said, /crash/, 'the relay process was killed at its crash point');
-  const relay = walRelay(db, schema, transport);
+  const relay = walRelay(cluster!, db, schema, transport);
   t.after(() => relay.close());
   await relay.start();
-  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   const records = await readUntilMarker(transport, topic);
   return { distinct: new Set(numbers(records)).size, records: records.length, db, schema };
 }
@@ -201,35 +118,20 @@ test('naive twin (confirms on receipt) killed in the middle of that transaction 
   assert.ok(run.distinct <= 500, `the rest of the transaction lost: ${run.distinct} of 3000 published`);
 });
 
-/** The transport's producer, each send delayed: transactions pile up received and not yet published. */
-function slowProducer(transport: Transport, delayMs: number): Producer {
-  const real = transport.producer();
-  return {
-    connect: () => real.connect(),
-    close: () => real.close(),
-    async send(records: readonly OutgoingRecord[]) {
-      await sleep(delayMs);
-      await real.send(records);
-    },
-  };
-}
-
 async function restartMidStream(t: TestContext, naive: boolean) {
   const { db, schema } = await cluster!.schema();
   const { transport, topic } = await freshTopic(t, 3);
-  const relay = walRelay(db, schema, transport, {
-    producerFactory: () => slowProducer(transport, 150),
+  // Each send delayed: transactions pile up received and not yet published.
+  const relay = await startedWalRelay(t, cluster!, db, schema, transport, {
+    producerFactory: heldProducer(transport, () => sleep(150)),
     batchSize: 100,
-    wal: { connectionString: cluster!.url, ...(naive ? { unsafe: 'resume-from-received' as const } : {}) },
+    ...(naive ? { unsafe: 'resume-from-received' as const } : {}),
   });
-  t.after(() => relay.close());
-  await relay.start();
-  await slotReady(db, schema);
-  for (let i = 0; i < 20; i++) await enqueue(db, schema, topic, i * 100, 100);
+  for (let i = 0; i < 20; i++) await enqueueNumbered(db, schema, topic, i * 100, 100);
   await eventually(async () => relay.stats().published >= 300, 20_000, '300 published');
   await cluster!.sh('restart');
   await eventually(async () => relay.stats().failingPasses === 0 && relay.stats().wal?.standby === false, 20_000);
-  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   const records = await readUntilMarker(transport, topic);
   return { distinct: new Set(numbers(records)).size, db, schema };
 }
@@ -251,19 +153,19 @@ test('two relays started at once on one slot: one streams, the other stands by a
   if (!(await needs(t, 'kafka'))) return;
   const { db, schema } = await cluster!.schema();
   const { transport, topic } = await freshTopic(t, 3);
-  await enqueue(db, schema, topic, 0, 500);
-  const relays = [walRelay(db, schema, transport), walRelay(db, schema, transport)];
+  await enqueueNumbered(db, schema, topic, 0, 500);
+  const relays = [walRelay(cluster!, db, schema, transport), walRelay(cluster!, db, schema, transport)];
   t.after(() => Promise.all(relays.map((relay) => relay.close())));
   await Promise.all(relays.map((relay) => relay.start()));
   await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'the first 500 published');
-  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   assert.equal((await readUntilMarker(transport, topic)).length, 500, 'the rows of the table published once');
   await eventually(async () => relays.some((relay) => relay.stats().wal?.standby), 10_000, 'one standing by');
   const [active, standby] = relays[0]!.stats().wal?.standby ? [relays[1]!, relays[0]!] : [relays[0]!, relays[1]!];
   await active.close();
   await eventually(async () => standby.stats().wal?.standby === false, 10_000, 'the other taking over');
-  await enqueue(db, schema, topic, 500, 500);
-  await enqueue(db, schema, topic, -2, 1, 1, 'marker');
+  await enqueueNumbered(db, schema, topic, 500, 500);
+  await enqueueNumbered(db, schema, topic, -2, 1, 1, 'marker');
   await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'the next 500 published');
   const records = await readUntilMarker(transport, topic);
   assert.equal(new Set(numbers(records)).size, 1000, 'every event published');
@@ -274,7 +176,7 @@ test('naive twin (two relays, a slot each: what runs without the one-slot rule) 
   if (!(await needs(t, 'kafka'))) return;
   const { db, schema } = await cluster!.schema();
   const { transport, topic } = await freshTopic(t, 3);
-  const own = (slot: string) => walRelay(db, schema, transport, { wal: { connectionString: cluster!.url, slot } });
+  const own = (slot: string) => walRelay(cluster!, db, schema, transport, { wal: { slot } });
   const one = own(`${schema}_a`);
   const two = own(`${schema}_b`);
   t.after(async () => {
@@ -286,8 +188,8 @@ test('naive twin (two relays, a slot each: what runs without the one-slot rule) 
     async () => (await db.query(`SELECT 1 FROM ${schema}.settings WHERE name LIKE 'wal.slot.%'`)).rows.length === 2,
     20_000,
   );
-  await enqueue(db, schema, topic, 0, 500);
-  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  await enqueueNumbered(db, schema, topic, 0, 500);
+  await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   await eventually(async () => one.stats().published + two.stats().published >= 1002, 20_000, 'both published');
   const records = await readUntilMarker(transport, topic);
   assert.equal(new Set(numbers(records)).size, 500);
@@ -301,11 +203,11 @@ test('a slot PostgreSQL invalidated: a coded error, loud, and after the slot is 
   const { slot, publication } = walNames(schema);
   const errors: Record<string, unknown>[] = [];
   const logger = { ...silentLogger, error: (_: string, fields?: Record<string, unknown>) => errors.push(fields ?? {}) };
-  const first = walRelay(db, schema, transport);
+  const first = walRelay(cluster!, db, schema, transport);
   await first.start();
   await slotReady(db, schema);
   await first.close();
-  await enqueue(db, schema, topic, 0, 500);
+  await enqueueNumbered(db, schema, topic, 0, 500);
   // WAL written past max_slot_wal_keep_size while the relay is away: the checkpoint invalidates the slot.
   await db.query("ALTER SYSTEM SET max_slot_wal_keep_size = '32MB'");
   await db.query('SELECT pg_reload_conf()');
@@ -330,14 +232,14 @@ test('a slot PostgreSQL invalidated: a coded error, loud, and after the slot is 
       [slot, publication],
     ),
   );
-  const relay = walRelay(db, schema, transport, { logger });
+  const relay = walRelay(cluster!, db, schema, transport, { logger });
   t.after(() => relay.close());
   await relay.start();
   await eventually(async () => errors.some((e) => e.code === 'EFF_WAL_SLOT_INVALIDATED'), 10_000, 'the coded error');
   assert.match(String(errors.find((e) => e.code === 'EFF_WAL_SLOT_INVALIDATED')?.error), /drop the slot/);
   assert.equal(relay.stats().published, 0);
   await dropWalSlot(db, { schema });
-  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   const records = await readUntilMarker(transport, topic);
   assert.equal(new Set(numbers(records)).size, 500, 'every row still in the table published');
 });
@@ -374,7 +276,7 @@ test('a server without logical decoding: EFF_WAL_UNAVAILABLE saying what is miss
   t.after(() => relay.close());
   await relay.start();
   assert.match(warnings.join('\n'), /running the poller \(fallback: poll\)/);
-  await enqueue(db, schema, topic, 0, 10);
+  await enqueueNumbered(db, schema, topic, 0, 10);
   await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'published by the poller');
   assert.equal(relay.stats().published, 10);
 });
@@ -384,10 +286,7 @@ test('a row the broker refuses: set aside, its key held in the table; discarded,
   const { db, schema } = await cluster!.schema();
   const topic = await smallTopic(t, { maxMessageBytes: 4000, partitions: 3 });
   const { transport } = await freshTopic(t, 1);
-  const relay = walRelay(db, schema, transport);
-  t.after(() => relay.close());
-  await relay.start();
-  await slotReady(db, schema);
+  const relay = await startedWalRelay(t, cluster!, db, schema, transport);
   const outbox = createOutbox({ schema });
   const event = (key: string, n: number, bytes = 10) =>
     createEvent({ topic, type: 't', source: '/wal', key, data: { n, pad: 'x'.repeat(bytes) } });
@@ -398,7 +297,7 @@ test('a row the broker refuses: set aside, its key held in the table; discarded,
   await eventually(async () => relay.stats().published === 3, 10_000, 'the other rows published');
   assert.equal(await outboxRows(db, schema), 1, 'the row behind the refused one waits in the table');
   assert.equal(await discardRefused(db, { schema }), 1);
-  await enqueue(db, schema, topic, -1, 1, 1, 'marker');
+  await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   const records = await readUntilMarker(transport, topic);
   const ofA = records.filter((r) => String(r.key) === 'a').map((r) => numbers([r])[0]);
   assert.deepEqual(ofA, [1, 4], 'key a: 1, then 4 once 3 was discarded');

@@ -12,3 +12,12 @@ export function gates() {
   };
   return { wait: of, open: openGate };
 }
+
+/** A one-shot signal: `fired` resolves once `fire()` was called. */
+export function signal() {
+  let fire!: () => void;
+  const fired = new Promise<void>((resolve) => {
+    fire = resolve;
+  });
+  return { fire, fired };
+}

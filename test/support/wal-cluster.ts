@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { migrate } from '../../src/db/migrate.ts';
 import { pgDb } from '../../src/db/pg.ts';
 import type { Db } from '../../src/db/port.ts';
-import { randomName } from './fixtures.ts';
+import { eventually, randomName } from './fixtures.ts';
 import { freePorts } from './kafka-script.ts';
 
 const run = promisify(execFile);
@@ -54,4 +54,13 @@ export async function walCluster(): Promise<WalCluster> {
       rmSync(home, { recursive: true, force: true });
     },
   };
+}
+
+/** Resolves once a WAL relay of `schema` made its slot (and published the rows of the table it will not stream). */
+export async function slotReady(db: Db, schema: string): Promise<void> {
+  await eventually(
+    async () => (await db.query(`SELECT 1 FROM ${schema}.settings WHERE name LIKE 'wal.slot.%'`)).rows.length > 0,
+    20_000,
+    'the slot made',
+  );
 }

@@ -39,6 +39,7 @@ test('a row acknowledged behind a failed row of its key is logged as EFF_KEY_OVE
 async function chunk(maxMessageBytes?: number) {
   const sends: string[][] = [];
   const refused: string[] = [];
+  let overtaken = 0;
   const published = await publishChunk([row('1', 'K', 2_000_000), row('2', 'L'), row('3', 'K')], {
     send: async (rows) => {
       sends.push(rows.map((r) => r.seq));
@@ -49,20 +50,25 @@ async function chunk(maxMessageBytes?: number) {
     },
     blocked: new Set(),
     logger: silentLogger,
+    overtaken: (count) => {
+      overtaken += count;
+    },
     limits: topicLimits(maxMessageBytes),
   });
-  return { sends, refused, published: published.map((r) => r.seq) };
+  return { sends, refused, published: published.map((r) => r.seq), overtaken };
 }
 
 test("publishChunk sends a row that may be over its topic's limit apart from its key's later rows", async () => {
-  const { sends, refused, published } = await chunk();
+  const { sends, refused, published, overtaken } = await chunk();
   assert.deepEqual(sends, [['1'], ['2']], 'K 1 alone, then what K 1 did not block');
   assert.deepEqual(refused, ['1']);
   assert.deepEqual(published, ['2']);
+  assert.equal(overtaken, 0);
 });
 
 test('naive twin: a relay that takes the topic for one of 16 MB sends K 3 beside K 1, and K 3 is published', async () => {
-  const { sends, published } = await chunk(16 * 1024 * 1024);
+  const { sends, published, overtaken } = await chunk(16 * 1024 * 1024);
   assert.deepEqual(sends[0], ['1', '2', '3']);
   assert.deepEqual(published, ['2', '3']);
+  assert.equal(overtaken, 1, 'K 3 counted as overtaking K 1');
 });

@@ -17,7 +17,7 @@ export async function showHealth() {
   const relays = h.relays
     ? h.relays.map(
         (r, i) =>
-          `relay ${i + 1}: ${r.running ? 'running' : 'stopped'}, last publish ${when(r.lastPublishedAt)}${r.failingPasses ? `, ${r.failingPasses} failing passes` : ''}`,
+          `relay ${i + 1}: ${r.running ? 'running' : 'stopped'}, last publish ${when(r.lastPublishedAt)}${r.failingPasses ? `, ${r.failingPasses} failing passes` : ''}${r.overtaken ? `, ${r.overtaken} rows out of key order` : ''}`,
       )
     : ['no relay in this process: the outbox age tells'];
   view.replaceChildren(

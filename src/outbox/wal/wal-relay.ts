@@ -34,6 +34,7 @@ import {
   slotState,
   walNames,
 } from './slot.ts';
+import { takeSlotTurn } from './slot-turn.ts';
 import { type WalRow, walQueue } from './wal-queue.ts';
 
 /** Batches taken and not yet settled, at most: sent (or waiting for the broker) and waiting for their delete. */
@@ -74,6 +75,7 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
   const poke = () => wake?.();
   // The end of the last transaction received (used only by the naive twin `resume-from-received`).
   let received: Lsn = 0n;
+  let settlesRunning = 0;
 
   const toRecord = (row: WalRow): OutgoingRecord => ({
     topic: row.topic,
@@ -121,42 +123,33 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
         },
         blocked: new Set(),
         logger,
+        overtaken: watch.overtook,
         limits,
       },
     );
     return { published, refused };
   }
 
-  /** After the broker's acknowledgement: the rows deleted, then reported. */
+  /**
+   * After the broker's acknowledgement: the rows deleted, then reported. `drain()` waits for every settle running: its
+   * rows may be gone from the table while they are not yet counted.
+   */
   async function settle({ published, refused }: Sent): Promise<void> {
-    if (published.length > 0) {
-      await options.faults?.('relay:after-publish');
-      await forget(published);
+    settlesRunning++;
+    try {
+      if (published.length > 0) {
+        await options.faults?.('relay:after-publish');
+        await forget(published);
+      }
+      watch.passed({ published: published.length, refused });
+    } finally {
+      settlesRunning--;
     }
-    watch.passed({ published: published.length, refused });
     if (published.length > 0) callBack(logger, 'onPublished', options.onPublished, [published.length]);
     for (const row of refused) callBack(logger, 'onRefused', options.onRefused, [row], { seq: row.seq });
   }
 
   const forget = (rows: readonly WalRow[]) => forgetPublished(db, schema, rows);
-
-  /** Waits for this relay's turn on the slot: one session per slot, held by a session-level advisory lock. */
-  async function takeSlot(client: pg.Client): Promise<boolean> {
-    for (;;) {
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [
-        `effectively:wal:${slot}`,
-      ]);
-      if (rows[0]?.ok) {
-        if (stats.standby) logger.info('wal relay took over the slot', { slot });
-        stats.standby = false;
-        return true;
-      }
-      if (!stats.standby) logger.info('another relay streams from this slot; standing by', { slot });
-      stats.standby = true;
-      await sleep(errorBackoffMs, stop.signal);
-      if (stop.signal.aborted) return false;
-    }
-  }
 
   /** Makes the slot when missing (or when its first catch-up never finished) and publishes what it will not stream. */
   async function prepareSlot(replication: ReplicationConnection): Promise<void> {
@@ -190,7 +183,7 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
     let replication: ReplicationConnection | undefined;
     try {
       await lock.connect();
-      if (!(await takeSlot(lock))) return;
+      if (!(await takeSlotTurn(lock, slot, stats, { logger, backoffMs: errorBackoffMs, signal: stop.signal }))) return;
       await ensurePublication(db, schema, publication);
       let broken: Error | undefined;
       replication = await openReplication(connection, (error) => {
@@ -373,7 +366,8 @@ export function createWalRelay(options: RelayOptions, poller: (options: RelayOpt
       const before = watch.counts.published;
       for (;;) {
         const { rows } = await db.query<{ n: string }>(sql.pending);
-        if ((Number(rows[0]?.n ?? 0) === 0 && queue.idle()) || Date.now() > deadline) {
+        const settled = settlesRunning === 0 || wal.unsafe === 'drain-before-counted';
+        if ((Number(rows[0]?.n ?? 0) === 0 && queue.idle() && settled) || Date.now() > deadline) {
           return watch.counts.published - before;
         }
         await sleep(20);
