@@ -21,7 +21,9 @@ function checkOrder<T extends OrderConfirmed | OrderCancelled>(data: unknown): T
   const { orderId, amountCents, version } = (data ?? {}) as Record<string, unknown>;
   const atLeast = (n: unknown, min: number) => Number.isSafeInteger(n) && Number(n) >= min;
   if (typeof orderId !== 'string' || !isUuid(orderId) || !atLeast(amountCents, 0) || !atLeast(version, 1))
-    throw new PermanentError('not an order event: needs orderId (UUID), amountCents (0 or more) and version (1 or more)');
+    throw new PermanentError(
+      'not an order event: needs orderId (UUID), amountCents (0 or more) and version (1 or more)',
+    );
   return data as T;
 }
 
