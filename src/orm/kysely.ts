@@ -12,13 +12,19 @@ import { transactionClient } from '../db/transaction-client.ts';
 /** What `fromKysely` needs: a `Transaction` (or a `Kysely`, then each statement is its own transaction). */
 export interface KyselyExecutor {
   executeQuery<R>(query: CompiledQuery<R>): Promise<{ rows: R[]; numAffectedRows?: bigint }>;
+  /** The same transaction without your plugins (Kysely ≥ 0.27 has it). */
+  withoutPlugins?(): KyselyExecutor;
 }
 
-/** Your Kysely transaction (`db.transaction().execute(async (trx) => …)`) as the library's `Queryable`. */
+/**
+ * Your Kysely transaction (`db.transaction().execute(async (trx) => …)`) as the library's `Queryable`. The library's
+ * statements skip your plugins: a `CamelCasePlugin` would rename the columns of the rows it reads (`last_error`).
+ */
 export function fromKysely(trx: KyselyExecutor): Queryable {
+  const plain = trx.withoutPlugins?.() ?? trx;
   return {
     async query<R extends Record<string, unknown>>(text: string, params: unknown[] = []) {
-      const result = await trx.executeQuery(CompiledQuery.raw(text, params) as CompiledQuery<R>);
+      const result = await plain.executeQuery(CompiledQuery.raw(text, params) as CompiledQuery<R>);
       const affected = result.numAffectedRows;
       return { rows: result.rows, rowCount: affected === undefined ? result.rows.length : Number(affected) };
     },

@@ -1,12 +1,13 @@
-// effectively/kysely against the real PostgreSQL: the ORM contract of orm-cases.ts.
-import { Kysely, PostgresDialect } from 'kysely';
+// effectively/kysely against the real PostgreSQL: the ORM contract of orm-cases.ts, with the CamelCasePlugin many
+// projects use (it renames the columns of every row the Kysely reads: the library's own reads must not go through it).
+import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { fromKysely, kyselyIn } from '../../src/orm/kysely.ts';
 import { type OrmHandle, ormCases } from './orm-cases.ts';
 
 interface Tables {
   orders: { id: string; total: number };
-  applied: { event_id: string; order_id: string };
+  applied: { eventId: string; orderId: string };
 }
 
 function handle(db: Kysely<Tables>): OrmHandle {
@@ -15,7 +16,7 @@ function handle(db: Kysely<Tables>): OrmHandle {
       await db.insertInto('orders').values({ id, total }).execute();
     },
     async recordApplied(eventId, orderId) {
-      await db.insertInto('applied').values({ event_id: eventId, order_id: orderId }).execute();
+      await db.insertInto('applied').values({ eventId, orderId }).execute();
     },
     transaction: (work) => db.transaction().execute((trx) => work(handle(trx), fromKysely(trx))),
   };
@@ -25,7 +26,9 @@ ormCases({
   name: 'Kysely',
   checksCommit: true,
   async open(url) {
-    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url }) }) });
-    return { own: handle(db), within: (tx) => handle(kyselyIn<Tables>(tx)), close: () => db.destroy() };
+    const plugins = [new CamelCasePlugin()];
+    const pool = new pg.Pool({ connectionString: url });
+    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }), plugins });
+    return { own: handle(db), within: (tx) => handle(kyselyIn<Tables>(tx, { plugins })), close: () => db.destroy() };
   },
 });

@@ -128,6 +128,25 @@ export function ormCases(kit: OrmKit): void {
       assert.deepEqual(seen, ['applied', 'duplicate', 'applied', 'stale']);
     });
 
+    test("the library's reads through from…(tx) see its own columns, whatever the ORM's plugins rename", async (t) => {
+      if (!available) return t.skip('no PostgreSQL');
+      const key = randomName('o');
+      const effects = createEffects({ schema });
+      let id = '';
+      await orm.own.transaction(async (_tx, queryable) => {
+        id = await effects.schedule(queryable, { key, kind: 'email:confirmation', payload: { key } });
+      });
+      await db.query(
+        `UPDATE ${schema}.effects SET status = 'dead', attempts = 2, last_error = 'refused' WHERE id = $1`,
+        [id],
+      );
+      let seen: unknown;
+      await orm.own.transaction(async (_tx, queryable) => {
+        seen = await effects.list(queryable, { key });
+      });
+      assert.deepEqual(seen, await effects.list(db, { key }), 'every field of the effect, as read on the library Db');
+    });
+
     test('naive twin: a Queryable whose count is the rows returned says a fresh fact is a duplicate', async (t) => {
       if (!available) return t.skip('no PostgreSQL');
       const id = randomName('o');
