@@ -1,11 +1,9 @@
 // A read_committed reader's latency behind the pipeline: inputs sent at a steady rate, each output's time from its
 // input's send to a read_committed reader receiving it; at-least-once, exactly-once by default (a transaction per
 // partition batch) and exactly-once with `commitIntervalMs` 100 (a window per fetch), one after the other in one run.
-import { randomBytes } from 'node:crypto';
 import { createTopics, deleteTopics, scenarioKafka } from '../scenarios/pipeline/topics.ts';
-import { silentLogger } from '../src/observability/logger.ts';
-import { createPipeline } from '../src/pipeline/pipeline.ts';
 import type { Kafka } from '../src/transport/kafka/client.ts';
+import { copyPipeline } from './copy-pipeline.ts';
 import { percentile } from './support.ts';
 
 export interface ReaderLatency {
@@ -24,17 +22,9 @@ const warmup = 20;
 
 async function readerLatency(kafka: Kafka, side: 'alo' | 'eos' | 'window', rate: number, seconds: number) {
   const topics = await createTopics(kafka, 6);
-  const group = `${topics.group}-${side}-${randomBytes(3).toString('hex')}`;
-  const pipeline = createPipeline({
-    from: topics.input,
-    to: topics.output,
-    deadLetterTopic: topics.deadLetter,
-    group,
-    transactionalId: `${group}-0`,
+  const { group, pipeline } = copyPipeline(topics, side, {
     guarantee: side === 'alo' ? 'at-least-once' : 'exactly-once',
-    ...(side === 'window' ? { commitIntervalMs: 100 } : {}),
-    logger: silentLogger,
-    transform: (record) => ({ partition: record.partition, key: record.key, value: record.value }),
+    commitIntervalMs: side === 'window' ? 100 : undefined,
   });
   const reader = kafka.consumer({
     kafkaJS: { groupId: `${group}-reader`, fromBeginning: true, autoCommit: false },

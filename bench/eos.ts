@@ -1,5 +1,4 @@
 // The transactional pipeline's throughput against the same pipeline at-least-once, same inputs, same run.
-import { randomBytes } from 'node:crypto';
 import {
   createTopics,
   deleteTopics,
@@ -7,10 +6,9 @@ import {
   scenarioKafka,
   seedInputs,
 } from '../scenarios/pipeline/topics.ts';
-import { silentLogger } from '../src/observability/logger.ts';
 import { pipelineDefaults } from '../src/pipeline/options.ts';
-import { createPipeline } from '../src/pipeline/pipeline.ts';
 import type { PipelineGuarantee } from '../src/pipeline/types.ts';
+import { copyPipeline } from './copy-pipeline.ts';
 
 export interface EosVsAloOptions {
   /**
@@ -62,19 +60,7 @@ async function measure(
   timeoutMs: number,
   commitIntervalMs?: number,
 ): Promise<Pass> {
-  const group = `${topics.group}-${guarantee}-${randomBytes(3).toString('hex')}`;
-  const pipeline = createPipeline({
-    from: topics.input,
-    to: topics.output,
-    deadLetterTopic: topics.deadLetter,
-    group,
-    transactionalId: `${group}-0`,
-    guarantee,
-    maxBatchSize,
-    ...(commitIntervalMs === undefined ? {} : { commitIntervalMs }),
-    logger: silentLogger,
-    transform: (record) => ({ partition: record.partition, key: record.key, value: record.value }),
-  });
+  const { pipeline } = copyPipeline(topics, guarantee, { guarantee, maxBatchSize, commitIntervalMs });
   try {
     await pipeline.start();
     const deadline = Date.now() + timeoutMs;

@@ -79,7 +79,7 @@ export interface Relay {
   drain(timeoutMs?: number): Promise<number>;
   /** True from a resolved `start()` until `close()`: for a liveness check. */
   isRunning(): boolean;
-  /** Published and refused since start, and failing passes in a row (0 when healthy): for a readiness check. */
+  /** Published, refused and overtaken since start, and failing passes in a row (0 when healthy): for a readiness check. */
   stats(): RelayStats;
   close(options?: CloseOptions): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

@@ -18,8 +18,8 @@ import { createRelay } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { cli } from '../support/cli.ts';
-import { eventually, freshSchema } from '../support/fixtures.ts';
-import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
+import { eventually, freshSchema, outboxCount } from '../support/fixtures.ts';
+import { paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 

@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
-import { eventually, freshSchema } from '../support/fixtures.ts';
+import { eventually, freshSchema, outboxCount } from '../support/fixtures.ts';
 import { readToEnd } from '../support/read-topic.ts';
-import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
+import { paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 

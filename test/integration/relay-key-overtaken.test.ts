@@ -9,9 +9,9 @@ import { silentLogger } from '../../src/observability/logger.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { discardRefused } from '../../src/outbox/refused.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
-import { eventually, freshSchema } from '../support/fixtures.ts';
+import { eventually, freshSchema, outboxCount } from '../support/fixtures.ts';
 import { keyOrder } from '../support/read-topic.ts';
-import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
+import { paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
-import { eventually, freshSchema } from '../support/fixtures.ts';
+import { eventually, freshSchema, outboxCount } from '../support/fixtures.ts';
 import { keyOrder } from '../support/read-topic.ts';
-import { outboxCount, paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
+import { paddedEvents, refusingRelay } from '../support/refusing-relay.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { faultProxy } from '../../scenarios/chaos/fault-proxy.ts';
 import { defaultDatabaseUrl, pgDb } from '../../src/db/pg.ts';
-import type { Db, Queryable } from '../../src/db/port.ts';
+import type { Db } from '../../src/db/port.ts';
 import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
@@ -13,16 +13,12 @@ import { listRefused } from '../../src/outbox/refused.ts';
 import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import type { OutgoingRecord, Producer } from '../../src/transport/port.ts';
-import { eventually, freshSchema, freshTopic } from '../support/fixtures.ts';
+import { eventually, freshSchema, freshTopic, outboxCount } from '../support/fixtures.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
 
 const noop = () => undefined;
-
-async function outboxCount(db: Queryable, schema: string): Promise<number> {
-  return Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox`)).rows[0]?.n);
-}
 
 test('the database drops while a chunk is sent: the prefetched read rejects handled, the relay recovers', async (t) => {
   if (!(await needs(t, 'kafka', 'postgres'))) return;

@@ -3,25 +3,18 @@
 // batch short. Private cluster with logical decoding, real broker; the answer to the relay's delete is held 1 s (a
 // slow network or a busy event loop), so the naive twin (`drain-before-counted`) returns before the count.
 import assert from 'node:assert/strict';
-import { after, before, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import type { Db, Queryable } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
-import { silentLogger } from '../../src/observability/logger.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
-import { createRelay } from '../../src/outbox/relay.ts';
 import type { WalOptions } from '../../src/outbox/relay-options.ts';
 import { eventually, freshTopic } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
-import { slotReady, type WalCluster, walCluster } from '../support/wal-cluster.ts';
+import { walClusterPerFile } from '../support/wal-cluster.ts';
+import { startedWalRelay } from '../support/wal-relay.ts';
 
-let cluster: WalCluster | undefined;
-before(async () => {
-  cluster = await walCluster();
-});
-after(async () => {
-  await cluster?.close();
-});
+const cluster = walClusterPerFile();
 
 /** The same database; the answer to a delete of outbox rows arrives `delayMs` after the server committed it. */
 function slowDeleteAnswers(db: Db, delayMs: number): Db {
@@ -39,19 +32,11 @@ function slowDeleteAnswers(db: Db, delayMs: number): Db {
 
 /** 100 rows in one transaction written once the slot streams, then `drain()`; returns its count. */
 async function drained(t: TestContext, unsafe?: WalOptions['unsafe']) {
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const { transport, topic } = await freshTopic(t, 1);
-  const relay = createRelay({
-    db: slowDeleteAnswers(db, 1000),
-    schema,
-    source: 'wal',
-    wal: { connectionString: cluster!.url, ...(unsafe ? { unsafe } : {}) },
-    producerFactory: () => transport.producer(),
-    logger: silentLogger,
+  const relay = await startedWalRelay(t, cluster(), slowDeleteAnswers(db, 1000), schema, transport, {
+    ...(unsafe ? { unsafe } : {}),
   });
-  t.after(() => relay.close());
-  await relay.start();
-  await slotReady(db, schema);
   const events = Array.from({ length: 100 }, (_, n) =>
     createEvent({ topic, type: 't', source: '/wal', key: 'k', data: { n } }),
   );

@@ -4,35 +4,29 @@
 // the client (a message timed out) injected once into the send of key a's first row, while the batch before it waits
 // for its delete. The naive twin sends a's second row once the failed send is answered, before the failure is settled.
 import assert from 'node:assert/strict';
-import { after, before, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { createEvent } from '../../src/envelope/event.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
 import type { WalOptions } from '../../src/outbox/relay-options.ts';
-import { eventually, freshTopic } from '../support/fixtures.ts';
+import { eventually, freshTopic, outboxCount } from '../support/fixtures.ts';
 import { signal } from '../support/gates.ts';
 import { keyOrder } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
-import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
-import { heldProducer, outboxRows, startedWalRelay } from '../support/wal-relay.ts';
+import { walClusterPerFile } from '../support/wal-cluster.ts';
+import { heldProducer, startedWalRelay } from '../support/wal-relay.ts';
 
-let cluster: WalCluster | undefined;
-before(async () => {
-  cluster = await walCluster();
-});
-after(async () => {
-  await cluster?.close();
-});
+const cluster = walClusterPerFile();
 
 /** Key a's data.n on the topic, in topic order, once a1 (failed once) and a2 are published and deleted. */
 async function afterFailedSend(t: TestContext, unsafe?: WalOptions['unsafe']): Promise<number[]> {
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const { transport, topic } = await freshTopic(t, 1);
   const bSettling = signal();
   const aSent = signal();
   let armed = false;
   let failed = false;
-  await startedWalRelay(t, cluster!, db, schema, transport, {
+  await startedWalRelay(t, cluster(), db, schema, transport, {
     ...(unsafe ? { unsafe } : {}),
     producerFactory: heldProducer(transport, async (records) => {
       if (failed || !records.some((record) => String(record.key) === 'a')) return;
@@ -57,7 +51,7 @@ async function afterFailedSend(t: TestContext, unsafe?: WalOptions['unsafe']): P
   await db.transaction((tx) => outbox.enqueue(tx, [event('a', 1)]));
   await aSent.fired;
   await db.transaction((tx) => outbox.enqueue(tx, [event('a', 2)]));
-  await eventually(async () => (await outboxRows(db, schema)) === 0, 30_000, 'every row published and deleted');
+  await eventually(async () => (await outboxCount(db, schema)) === 0, 30_000, 'every row published and deleted');
   return keyOrder(transport, topic, 'a');
 }
 

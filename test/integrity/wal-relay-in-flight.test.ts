@@ -2,7 +2,7 @@
 // keys: a row the broker refuses there is set aside and holds its key's later rows back. Private cluster with logical
 // decoding, real broker; the naive twin sends beside the key in flight and puts the later row on the topic first.
 import assert from 'node:assert/strict';
-import { after, before, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { createEvent } from '../../src/envelope/event.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
@@ -13,27 +13,21 @@ import { signal } from '../support/gates.ts';
 import { readTopic } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
-import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
+import { walClusterPerFile } from '../support/wal-cluster.ts';
 import { heldProducer, startedWalRelay } from '../support/wal-relay.ts';
 
-let cluster: WalCluster | undefined;
-before(async () => {
-  cluster = await walCluster();
-});
-after(async () => {
-  await cluster?.close();
-});
+const cluster = walClusterPerFile();
 
 /**
  * Key `a`'s first row is too big for the topic (the broker refuses it); its send is held 2 s while a second
  * transaction writes `a`'s next row. Returns the keys on the topic once a marker written after both was published.
  */
 async function laterRowBesideRefusal(t: TestContext, unsafe?: WalOptions['unsafe']): Promise<string[]> {
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const topic = await smallTopic(t, { maxMessageBytes: 4000 });
   const { transport } = await freshTopic(t, 1);
   const bigSend = signal();
-  const relay = await startedWalRelay(t, cluster!, db, schema, transport, {
+  const relay = await startedWalRelay(t, cluster(), db, schema, transport, {
     ...(unsafe ? { unsafe } : {}),
     producerFactory: heldProducer(transport, async (records) => {
       if (!records.some((record) => (record.value?.length ?? 0) > 10_000)) return;

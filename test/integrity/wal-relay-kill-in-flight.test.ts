@@ -8,7 +8,7 @@
 // passes unsent rows, which are lost), and sending beside a key in flight (the 5th batch, held 0.3 s, is written
 // before the 1st, held 0.6 s).
 import assert from 'node:assert/strict';
-import { after, before, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import type { Db } from '../../src/db/port.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
@@ -18,16 +18,10 @@ import type { IncomingRecord } from '../../src/transport/port.ts';
 import { freshTopic } from '../support/fixtures.ts';
 import { readToEnd, readUntilMarker } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
-import { type WalCluster, walCluster } from '../support/wal-cluster.ts';
+import { walClusterPerFile } from '../support/wal-cluster.ts';
 import { enqueueNumbered, numbers, runWalChild, startedWalRelay } from '../support/wal-relay.ts';
 
-let cluster: WalCluster | undefined;
-before(async () => {
-  cluster = await walCluster();
-});
-after(async () => {
-  await cluster?.close();
-});
+const cluster = walClusterPerFile();
 
 const txs = 16;
 const groups = 4;
@@ -75,12 +69,12 @@ function outOfOrder(records: readonly IncomingRecord[]): string[] {
 }
 
 async function killInFlight(t: TestContext, unsafe?: WalOptions['unsafe']) {
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const { transport, topic } = await freshTopic(t, 3);
   // The slot made first, so the events come through the stream, not the table's catch-up.
-  await (await startedWalRelay(t, cluster!, db, schema, transport)).close();
+  await (await startedWalRelay(t, cluster(), db, schema, transport)).close();
   const beforeCommit = await write(db, schema, topic);
-  const said = await runWalChild(cluster!, {
+  const said = await runWalChild(cluster(), {
     WAL_SCHEMA: schema,
     WAL_CRASH_AT: '5',
     WAL_BATCH: String(perTx),
@@ -99,7 +93,7 @@ async function killInFlight(t: TestContext, unsafe?: WalOptions['unsafe']) {
   const passedUnsent = passed.filter((i) =>
     Array.from({ length: perTx }, (_, j) => i * perTx + j).some((n) => !onTopic.has(n)),
   );
-  const relay = await startedWalRelay(t, cluster!, db, schema, transport);
+  const relay = await startedWalRelay(t, cluster(), db, schema, transport);
   await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   const records = await readUntilMarker(transport, topic);
   await relay.close();

@@ -2,7 +2,7 @@
 // decoding and the real broker: rows written before the slot existed and after, in commit order per key; crashes
 // around the slot's confirmation, each with a naive twin that the same fault breaks.
 import assert from 'node:assert/strict';
-import { after, before, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { checkWalSlot } from '../../src/cli/doctor/wal-slot.ts';
 import { createEvent } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
@@ -11,39 +11,32 @@ import { createOutbox } from '../../src/outbox/outbox.ts';
 import { discardRefused, listRefused } from '../../src/outbox/refused.ts';
 import { createRelay } from '../../src/outbox/relay.ts';
 import { dropWalSlot, walNames } from '../../src/outbox/wal/slot.ts';
-import { eventually, freshSchema, freshTopic } from '../support/fixtures.ts';
+import { eventually, freshSchema, freshTopic, outboxCount } from '../support/fixtures.ts';
 import { readTopic, readUntilMarker } from '../support/read-topic.ts';
 import { needs } from '../support/services.ts';
 import { smallTopic } from '../support/small-topic.ts';
-import { slotReady, type WalCluster, walCluster } from '../support/wal-cluster.ts';
+import { slotReady, walClusterPerFile } from '../support/wal-cluster.ts';
 import {
   enqueueNumbered,
   heldProducer,
   numbers,
-  outboxRows,
   runWalChild,
   startedWalRelay,
   walRelay,
 } from '../support/wal-relay.ts';
 
-let cluster: WalCluster | undefined;
-before(async () => {
-  cluster = await walCluster();
-});
-after(async () => {
-  await cluster?.close();
-});
+const cluster = walClusterPerFile();
 
 test('rows written before the slot existed and after it: all published, each key in commit order', async (t) => {
   if (!(await needs(t, 'kafka'))) return;
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const { transport, topic } = await freshTopic(t, 3);
   await enqueueNumbered(db, schema, topic, 0, 300);
-  const relay = walRelay(cluster!, db, schema, transport);
+  const relay = walRelay(cluster(), db, schema, transport);
   t.after(() => relay.close());
   await relay.start();
   for (let n = 300; n < 1000; n += 100) await enqueueNumbered(db, schema, topic, n, 100);
-  await eventually(async () => (await outboxRows(db, schema)) === 0, 30_000, 'the outbox emptied');
+  await eventually(async () => (await outboxCount(db, schema)) === 0, 30_000, 'the outbox emptied');
   const records = await readTopic(transport, topic, 1000);
   const seen = numbers(records);
   assert.equal(new Set(seen).size, 1000);
@@ -70,21 +63,21 @@ test('rows written before the slot existed and after it: all published, each key
  * of `perTx` events are written, and a relay process killed after its first acknowledged batch; a new relay finishes.
  */
 async function killAfterFirstPublish(t: TestContext, naive: boolean, txs: number, perTx: number, batch: number) {
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const { transport, topic } = await freshTopic(t, 3);
-  const first = walRelay(cluster!, db, schema, transport);
+  const first = walRelay(cluster(), db, schema, transport);
   await first.start();
   await slotReady(db, schema);
   await first.close();
   for (let i = 0; i < txs; i++) await enqueueNumbered(db, schema, topic, i * perTx, perTx);
-  const said = await runWalChild(cluster!, {
+  const said = await runWalChild(cluster(), {
     WAL_SCHEMA: schema,
     WAL_CRASH_AT: '1',
     WAL_BATCH: String(batch),
     WAL_NAIVE: naive ? '1' : '0',
   });
   assert.match(said, /crash/, 'the relay process was killed at its crash point');
-  const relay = walRelay(cluster!, db, schema, transport);
+  const relay = walRelay(cluster(), db, schema, transport);
   t.after(() => relay.close());
   await relay.start();
   await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
@@ -97,7 +90,7 @@ test('a relay killed after the broker acknowledged a batch, before the slot was 
   const run = await killAfterFirstPublish(t, false, 10, 200, 200);
   assert.equal(run.distinct, 2000, 'every event published');
   assert.ok(run.records >= 2000);
-  await eventually(async () => (await outboxRows(run.db, run.schema)) === 0, 10_000, 'the outbox emptied');
+  await eventually(async () => (await outboxCount(run.db, run.schema)) === 0, 10_000, 'the outbox emptied');
 });
 
 test('naive twin (confirms each transaction on receipt) under the same kill loses what it had received', async (t) => {
@@ -119,17 +112,17 @@ test('naive twin (confirms on receipt) killed in the middle of that transaction 
 });
 
 async function restartMidStream(t: TestContext, naive: boolean) {
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const { transport, topic } = await freshTopic(t, 3);
   // Each send delayed: transactions pile up received and not yet published.
-  const relay = await startedWalRelay(t, cluster!, db, schema, transport, {
+  const relay = await startedWalRelay(t, cluster(), db, schema, transport, {
     producerFactory: heldProducer(transport, () => sleep(150)),
     batchSize: 100,
     ...(naive ? { unsafe: 'resume-from-received' as const } : {}),
   });
   for (let i = 0; i < 20; i++) await enqueueNumbered(db, schema, topic, i * 100, 100);
   await eventually(async () => relay.stats().published >= 300, 20_000, '300 published');
-  await cluster!.sh('restart');
+  await cluster().sh('restart');
   await eventually(async () => relay.stats().failingPasses === 0 && relay.stats().wal?.standby === false, 20_000);
   await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   const records = await readUntilMarker(transport, topic);
@@ -140,7 +133,7 @@ test('PostgreSQL restarted while transactions wait to be published: the relay st
   if (!(await needs(t, 'kafka'))) return;
   const run = await restartMidStream(t, false);
   assert.equal(run.distinct, 2000, 'every event published');
-  await eventually(async () => (await outboxRows(run.db, run.schema)) === 0, 10_000, 'the outbox emptied');
+  await eventually(async () => (await outboxCount(run.db, run.schema)) === 0, 10_000, 'the outbox emptied');
 });
 
 test('naive twin (streams again from the last transaction received) under the same restart loses what it held', async (t) => {
@@ -151,13 +144,13 @@ test('naive twin (streams again from the last transaction received) under the sa
 
 test('two relays started at once on one slot: one streams, the other stands by and takes over; each event once', async (t) => {
   if (!(await needs(t, 'kafka'))) return;
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const { transport, topic } = await freshTopic(t, 3);
   await enqueueNumbered(db, schema, topic, 0, 500);
-  const relays = [walRelay(cluster!, db, schema, transport), walRelay(cluster!, db, schema, transport)];
+  const relays = [walRelay(cluster(), db, schema, transport), walRelay(cluster(), db, schema, transport)];
   t.after(() => Promise.all(relays.map((relay) => relay.close())));
   await Promise.all(relays.map((relay) => relay.start()));
-  await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'the first 500 published');
+  await eventually(async () => (await outboxCount(db, schema)) === 0, 10_000, 'the first 500 published');
   await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   assert.equal((await readUntilMarker(transport, topic)).length, 500, 'the rows of the table published once');
   await eventually(async () => relays.some((relay) => relay.stats().wal?.standby), 10_000, 'one standing by');
@@ -166,7 +159,7 @@ test('two relays started at once on one slot: one streams, the other stands by a
   await eventually(async () => standby.stats().wal?.standby === false, 10_000, 'the other taking over');
   await enqueueNumbered(db, schema, topic, 500, 500);
   await enqueueNumbered(db, schema, topic, -2, 1, 1, 'marker');
-  await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'the next 500 published');
+  await eventually(async () => (await outboxCount(db, schema)) === 0, 10_000, 'the next 500 published');
   const records = await readUntilMarker(transport, topic);
   assert.equal(new Set(numbers(records)).size, 1000, 'every event published');
   assert.equal(records.length, 1000, 'each once');
@@ -174,9 +167,9 @@ test('two relays started at once on one slot: one streams, the other stands by a
 
 test('naive twin (two relays, a slot each: what runs without the one-slot rule) publishes every event twice', async (t) => {
   if (!(await needs(t, 'kafka'))) return;
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const { transport, topic } = await freshTopic(t, 3);
-  const own = (slot: string) => walRelay(cluster!, db, schema, transport, { wal: { slot } });
+  const own = (slot: string) => walRelay(cluster(), db, schema, transport, { wal: { slot } });
   const one = own(`${schema}_a`);
   const two = own(`${schema}_b`);
   t.after(async () => {
@@ -198,12 +191,12 @@ test('naive twin (two relays, a slot each: what runs without the one-slot rule) 
 
 test('a slot PostgreSQL invalidated: a coded error, loud, and after the slot is dropped every row is published', async (t) => {
   if (!(await needs(t, 'kafka'))) return;
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const { transport, topic } = await freshTopic(t, 3);
   const { slot, publication } = walNames(schema);
   const errors: Record<string, unknown>[] = [];
   const logger = { ...silentLogger, error: (_: string, fields?: Record<string, unknown>) => errors.push(fields ?? {}) };
-  const first = walRelay(cluster!, db, schema, transport);
+  const first = walRelay(cluster(), db, schema, transport);
   await first.start();
   await slotReady(db, schema);
   await first.close();
@@ -232,7 +225,7 @@ test('a slot PostgreSQL invalidated: a coded error, loud, and after the slot is 
       [slot, publication],
     ),
   );
-  const relay = walRelay(cluster!, db, schema, transport, { logger });
+  const relay = walRelay(cluster(), db, schema, transport, { logger });
   t.after(() => relay.close());
   await relay.start();
   await eventually(async () => errors.some((e) => e.code === 'EFF_WAL_SLOT_INVALIDATED'), 10_000, 'the coded error');
@@ -277,16 +270,16 @@ test('a server without logical decoding: EFF_WAL_UNAVAILABLE saying what is miss
   await relay.start();
   assert.match(warnings.join('\n'), /running the poller \(fallback: poll\)/);
   await enqueueNumbered(db, schema, topic, 0, 10);
-  await eventually(async () => (await outboxRows(db, schema)) === 0, 10_000, 'published by the poller');
+  await eventually(async () => (await outboxCount(db, schema)) === 0, 10_000, 'published by the poller');
   assert.equal(relay.stats().published, 10);
 });
 
 test('a row the broker refuses: set aside, its key held in the table; discarded, the held rows stream again in order', async (t) => {
   if (!(await needs(t, 'kafka'))) return;
-  const { db, schema } = await cluster!.schema();
+  const { db, schema } = await cluster().schema();
   const topic = await smallTopic(t, { maxMessageBytes: 4000, partitions: 3 });
   const { transport } = await freshTopic(t, 1);
-  const relay = await startedWalRelay(t, cluster!, db, schema, transport);
+  const relay = await startedWalRelay(t, cluster(), db, schema, transport);
   const outbox = createOutbox({ schema });
   const event = (key: string, n: number, bytes = 10) =>
     createEvent({ topic, type: 't', source: '/wal', key, data: { n, pad: 'x'.repeat(bytes) } });
@@ -295,11 +288,11 @@ test('a row the broker refuses: set aside, its key held in the table; discarded,
   );
   await eventually(async () => (await listRefused(db, { schema })).length === 1, 20_000, 'the big row set aside');
   await eventually(async () => relay.stats().published === 3, 10_000, 'the other rows published');
-  assert.equal(await outboxRows(db, schema), 1, 'the row behind the refused one waits in the table');
+  assert.equal(await outboxCount(db, schema), 1, 'the row behind the refused one waits in the table');
   assert.equal(await discardRefused(db, { schema }), 1);
   await enqueueNumbered(db, schema, topic, -1, 1, 1, 'marker');
   const records = await readUntilMarker(transport, topic);
   const ofA = records.filter((r) => String(r.key) === 'a').map((r) => numbers([r])[0]);
   assert.deepEqual(ofA, [1, 4], 'key a: 1, then 4 once 3 was discarded');
-  assert.equal(await outboxRows(db, schema), 0);
+  assert.equal(await outboxCount(db, schema), 0);
 });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { migrate } from '../../src/db/migrate.ts';
 import { pgDb } from '../../src/db/pg.ts';
-import type { Db } from '../../src/db/port.ts';
+import type { Db, Queryable } from '../../src/db/port.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import type { Transport } from '../../src/transport/port.ts';
 
@@ -45,4 +45,10 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 30_0
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** Outbox rows of `schema` matching `where` (SQL; every row by default). */
+export async function outboxCount(db: Queryable, schema: string, where = 'true'): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.outbox WHERE ${where}`);
+  return rows[0]?.n ?? 0;
 }

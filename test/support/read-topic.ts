@@ -2,23 +2,24 @@ import { decodeEvent } from '../../src/envelope/cloudevents.ts';
 import type { IncomingRecord, Transport } from '../../src/transport/port.ts';
 import { eventually, randomName } from './fixtures.ts';
 
-/** Reads `count` records of `topic` from the beginning with a throwaway group (raw: no decoding, no dedup). */
-export async function readTopic(transport: Transport, topic: string, count: number): Promise<IncomingRecord[]> {
+/** A throwaway group reading `topic` from its start into `records` (raw: no decoding, no dedup) until closed. */
+async function rawReader(transport: Transport, topic: string, maxBatchSize: number) {
   const records: IncomingRecord[] = [];
-  const consumer = transport.consumer({
-    group: randomName('raw'),
-    topics: [topic],
-    maxBatchSize: 100,
-    fromBeginning: true,
-  });
+  const consumer = transport.consumer({ group: randomName('raw'), topics: [topic], maxBatchSize, fromBeginning: true });
   await consumer.run(async (batch, control) => {
     records.push(...batch.records);
     control.resolve(batch.records.at(-1)!.offset);
   });
+  return { records, close: () => consumer.close() };
+}
+
+/** Reads `count` records of `topic` from the beginning with a throwaway group (raw: no decoding, no dedup). */
+export async function readTopic(transport: Transport, topic: string, count: number): Promise<IncomingRecord[]> {
+  const { records, close } = await rawReader(transport, topic, 100);
   try {
     await eventually(async () => records.length >= count, 30_000, `${count} records on ${topic}`);
   } finally {
-    await consumer.close();
+    await close();
   }
   return records;
 }
@@ -46,17 +47,7 @@ export async function keyOrder(transport: Transport, topic: string, key: string)
  * each partition to its end; returns the records but the markers.
  */
 export async function readUntilMarker(transport: Transport, topic: string): Promise<IncomingRecord[]> {
-  const records: IncomingRecord[] = [];
-  const consumer = transport.consumer({
-    group: randomName('raw'),
-    topics: [topic],
-    maxBatchSize: 500,
-    fromBeginning: true,
-  });
-  await consumer.run(async (batch, control) => {
-    records.push(...batch.records);
-    control.resolve(batch.records.at(-1)!.offset);
-  });
+  const { records, close } = await rawReader(transport, topic, 500);
   try {
     await eventually(async () => records.some((r) => String(r.key) === 'marker'), 30_000, `the marker on ${topic}`);
     // The marker may come before other partitions' earlier records: read each partition to its end.
@@ -65,7 +56,7 @@ export async function readUntilMarker(transport: Transport, topic: string): Prom
     const total = ends.reduce((sum, end) => sum + Number(end.offset), 0);
     await eventually(async () => records.length >= total, 30_000, `${total} records on ${topic}`);
   } finally {
-    await consumer.close();
+    await close();
   }
   return records.filter((r) => String(r.key) !== 'marker');
 }

@@ -1,7 +1,6 @@
-// The relay tests about refused rows share these: events padded to a size a small topic refuses, a started poller
-// that collects what it sets aside, and the outbox's row count.
+// The relay tests about refused rows share these: events padded to a size a small topic refuses, and a started poller
+// that collects what it sets aside.
 import type { TestContext } from 'node:test';
-import type { Db } from '../../src/db/port.ts';
 import { createEvent, type Event } from '../../src/envelope/event.ts';
 import { silentLogger } from '../../src/observability/logger.ts';
 import { createRelay, type RefusedEvent } from '../../src/outbox/relay.ts';
@@ -31,10 +30,4 @@ export async function refusingRelay(
   t.after(() => relay.close());
   await relay.start();
   return { relay, refused };
-}
-
-/** Outbox rows of `schema` matching `where` (SQL; every row by default). */
-export async function outboxCount(db: Db, schema: string, where = 'true'): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.outbox WHERE ${where}`);
-  return rows[0]?.n ?? 0;
 }

@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { migrate } from '../../src/db/migrate.ts';
@@ -63,4 +64,16 @@ export async function slotReady(db: Db, schema: string): Promise<void> {
     20_000,
     'the slot made',
   );
+}
+
+/** A cluster for the tests of one file: started before them, stopped after them. */
+export function walClusterPerFile(): () => WalCluster {
+  let cluster: WalCluster | undefined;
+  before(async () => {
+    cluster = await walCluster();
+  });
+  after(async () => {
+    await cluster?.close();
+  });
+  return () => cluster!;
 }

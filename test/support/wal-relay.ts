@@ -74,10 +74,6 @@ export async function enqueueNumbered(
 export const numbers = (records: readonly { value: Buffer | null }[]): number[] =>
   records.map((record) => (JSON.parse(record.value!.toString()) as { n: number }).n);
 
-export async function outboxRows(db: Db, schema: string): Promise<number> {
-  return Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.outbox`)).rows[0]?.n);
-}
-
 /**
  * A producer factory: the transport's producer (a new one each call, as the relay replaces a failed one), `before`
  * running ahead of each send (to hold it, or throw instead of sending).
