@@ -1,8 +1,9 @@
 // Does a started Kafka consumer make every promise of the process dearer? The client's KafkaJS-style consumer runs its
-// fetch loop inside a lock that enters an AsyncLocalStorage; on Node 20 the first `run()` of any AsyncLocalStorage turns
-// on async_hooks' promise hooks for the whole process, for good (on Node 22+ with AsyncContextFrame it does not).
-// This times a million awaited async calls before, then after the consumer started (from the main context and from
-// inside a batch handler), and beside it a bare AsyncLocalStorage.run() in a second, clean process.
+// fetch loop inside a lock that enters an AsyncLocalStorage; on Node 20 and 22 the first `run()` of any
+// AsyncLocalStorage turns on async_hooks' promise hooks for the whole process, for good (not on Node 24, nor on 22 with
+// --experimental-async-context-frame: AsyncContextFrame). This times a million awaited async calls before, then after
+// the consumer started (from the main context and from inside a batch handler); with --als, a bare
+// AsyncLocalStorage.run() instead, in a process without Kafka. Results: docs/kafka.md, "Node 20: ... promise hooks".
 //   node --import tsx bench/promise-hooks.ts            the consumer (needs the broker)
 //   node --import tsx bench/promise-hooks.ts --als      a bare AsyncLocalStorage, no Kafka
 import { AsyncLocalStorage } from 'node:async_hooks';
