@@ -67,6 +67,7 @@ export class PlatformaticConsumer implements Consumer {
       partitionMaxBytes: Math.min(1024 * 1024, (options.prefetchKb ?? DEFAULT_PREFETCH_KB) * 1024),
       signal: this.#abort.signal,
       logger: settings.logger,
+      outOfRange: (positions) => this.#outOfRange(positions),
     });
     this.#committer = new OffsetCommitter(
       (offsets) =>
@@ -163,6 +164,22 @@ export class PlatformaticConsumer implements Consumer {
     return partitions.map((tp) => {
       const done = committed.get(tp.topic)?.[tp.partition] ?? -1n;
       return { tp, position: done >= 0n ? done : (fallback.get(tp.topic)?.[tp.partition] ?? 0n) };
+    });
+  }
+
+  /**
+   * Kafka's offset reset for positions the broker does not have: one before the earliest kept record or past the end
+   * starts again at the earliest (`fromBeginning`) or the latest; one inside the range stays.
+   */
+  async #outOfRange(positions: { tp: TopicPartition; position: bigint }[]): Promise<bigint[]> {
+    const topics = [...new Set(positions.map(({ tp }) => tp.topic))];
+    const earliest = await this.#client.listOffsets({ topics, timestamp: EARLIEST });
+    const latest = await this.#client.listOffsets({ topics, timestamp: LATEST });
+    return positions.map(({ tp, position }) => {
+      const low = earliest.get(tp.topic)?.[tp.partition] ?? 0n;
+      const high = latest.get(tp.topic)?.[tp.partition] ?? 0n;
+      if (position >= low && position <= high) return position;
+      return this.#options.fromBeginning ? low : high;
     });
   }
 

@@ -27,10 +27,18 @@ export interface FetcherSettings {
   partitionMaxBytes: number;
   signal: AbortSignal;
   logger: Logger;
+  /**
+   * Where partitions whose position the broker no longer (or not yet) has start again (the offset reset: records
+   * deleted by retention, a seek past the end). Given the positions asked for; returns the new ones.
+   */
+  outOfRange(positions: { tp: TopicPartition; position: bigint }[]): Promise<bigint[]>;
 }
 
 const RETRY_AFTER_THROW_MS = 1000;
 const RETRY_AFTER_FETCH_ERROR_MS = 200;
+const MAX_RETRY_AFTER_FETCH_ERROR_MS = 2000;
+/** A fetch that keeps failing (a broker down) is logged once, then at most once per this interval. */
+const FETCH_ERROR_LOG_INTERVAL_MS = 30_000;
 const IDLE_WAIT_MS = 100;
 
 /**
@@ -140,6 +148,8 @@ export class Fetcher {
 
   async #run(): Promise<void> {
     const { signal, logger } = this.#settings;
+    let failures = 0;
+    let loggedAt = Number.NEGATIVE_INFINITY;
     while (!signal.aborted) {
       this.#dispatch();
       const now = Date.now();
@@ -149,10 +159,15 @@ export class Fetcher {
       try {
         if (wanted.length > 0) await this.#fetch(wanted);
         else await this.#idle(IDLE_WAIT_MS);
+        failures = 0;
       } catch (error) {
         if (signal.aborted) break;
-        logger.warn('kafka (pure JavaScript): fetch failed; fetching again', { error: String(error) });
-        await this.#idle(RETRY_AFTER_FETCH_ERROR_MS);
+        failures++;
+        if (Date.now() - loggedAt > FETCH_ERROR_LOG_INTERVAL_MS) {
+          loggedAt = Date.now();
+          logger.warn('kafka (pure JavaScript): fetch failed; fetching again', { error: String(error), failures });
+        }
+        await this.#idle(Math.min(MAX_RETRY_AFTER_FETCH_ERROR_MS, RETRY_AFTER_FETCH_ERROR_MS * 2 ** (failures - 1)));
       }
     }
   }
@@ -199,11 +214,20 @@ export class Fetcher {
         lastFetchedEpoch: -1,
       });
     }
-    const response = await this.#client.fetch({
-      node,
-      topics: [...byTopic.values()] as never,
-      maxWaitTime: this.#settings.maxWaitMs,
-    });
+    let response: Awaited<ReturnType<ClientConsumer['fetch']>>;
+    try {
+      response = await this.#client.fetch({
+        node,
+        topics: [...byTopic.values()] as never,
+        maxWaitTime: this.#settings.maxWaitMs,
+      });
+    } catch (error) {
+      if (!(error as { findBy?(key: string, value: string): unknown }).findBy?.('apiId', 'OFFSET_OUT_OF_RANGE')) {
+        throw error;
+      }
+      await this.#reset([...asked.values()]);
+      return;
+    }
     for (const topic of response.responses) {
       for (const part of topic.partitions) {
         const entry = asked.get(`${topic.topicId}\u0000${part.partitionIndex}`);
@@ -217,6 +241,26 @@ export class Fetcher {
       }
     }
     this.#dispatch();
+  }
+
+  /** The offset reset of the partitions of a fetch the broker refused as out of range (unchanged: the others). */
+  async #reset(asked: { state: PartitionState; epoch: number; from: bigint }[]): Promise<void> {
+    const positions = await this.#settings.outOfRange(
+      asked.map(({ state, from }) => ({ tp: state.tp, position: from })),
+    );
+    asked.forEach(({ state, epoch, from }, n) => {
+      const position = positions[n]!;
+      if (state.gone || state.epoch !== epoch || position === from) return;
+      this.#settings.logger.warn('kafka (pure JavaScript): offset out of range; the partition starts again', {
+        topic: state.tp.topic,
+        partition: state.tp.partition,
+        from: from.toString(),
+        to: position.toString(),
+      });
+      state.position = position;
+      state.buffered = [];
+      state.epoch++;
+    });
   }
 
   /** Hands buffered records to the handler: one batch per partition at a time, `partitionsInFlight` at once. */
