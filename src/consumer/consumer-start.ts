@@ -89,7 +89,7 @@ async function warnOfMissingTopics(transport: Transport, topics: string[], logge
       logger.warn(`waiting for topic ${topic}: it does not exist yet; the consumer picks it up once created`, {
         topic,
         hint:
-          transport.name === 'kafka'
+          transport.name.startsWith('kafka') // kafka, kafka-js (the pure-JavaScript client)
             ? `npx effectively topics create ${topic}`
             : 'the embedded log creates it with the first event sent to it (the relay), or transport.admin().createTopics()',
       });
