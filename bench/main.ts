@@ -11,6 +11,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { pgDb } from '../src/db/pg.ts';
 import { pgliteDb } from '../src/db/pglite.ts';
 import { kafkaTransport } from '../src/transport/kafka/transport.ts';
+import { platformaticTransport } from '../src/transport/platformatic/transport.ts';
 import { postgresTransport } from '../src/transport/postgres/transport.ts';
 import { consumeClientRaw } from './client-raw.ts';
 import { consumeBatch, consumePerRecord, consumeRaw, createEffectsTable } from './consume.ts';
@@ -128,11 +129,26 @@ try {
     log(`consume raw (the project's transport, binary mode): ${raw.eps} events/s`);
     const rawStructured = await consumeRaw(transport, structuredTopic, events, `raw-structured-${id}`);
     log(`consume raw (the project's transport, structured mode): ${rawStructured.eps} events/s`);
+    // The same two reads on the second Kafka transport (the pure-JavaScript client): what the binary mode's headers
+    // cost where no native binding converts them (pjs_headers_vs_plain), and its binary-mode read against the first's.
+    const pjs = platformaticTransport({ clientId: 'bench' });
+    const pjsRaw = await consumeRaw(pjs, consumeTopic, events, `pjs-raw-${id}`);
+    log(`consume raw (the pure-JavaScript Kafka transport, binary mode): ${pjsRaw.eps} events/s`);
+    const pjsRawStructured = await consumeRaw(pjs, structuredTopic, events, `pjs-raw-structured-${id}`);
+    log(`consume raw (the pure-JavaScript Kafka transport, structured mode): ${pjsRawStructured.eps} events/s`);
     const perRecord = await consumePerRecord(db, transport, schema, consumeTopic, perRecordEvents, `per-record-${id}`);
     log(`consume per-record (${perRecordEvents} events): ${perRecord.eps} events/s`);
     const batch = await consumeBatch(db, transport, schema, consumeTopic, events, `batch-${id}`);
     log(`consume effectively batch: ${batch.eps} events/s`);
-    results.consume = { client_raw: clientRaw, raw, raw_structured: rawStructured, per_record: perRecord, batch };
+    results.consume = {
+      client_raw: clientRaw,
+      raw,
+      raw_structured: rawStructured,
+      pjs_raw: pjsRaw,
+      pjs_raw_structured: pjsRawStructured,
+      per_record: perRecord,
+      batch,
+    };
     await admin.deleteTopics([consumeTopic, structuredTopic]).catch(() => undefined);
     await settle();
   }
@@ -247,6 +263,8 @@ const consume = results.consume as
       client_raw: { eps: number };
       raw: { eps: number };
       raw_structured: { eps: number };
+      pjs_raw: { eps: number };
+      pjs_raw_structured: { eps: number };
       per_record: { eps: number };
       batch: { eps: number };
     }
@@ -282,6 +300,9 @@ const summary = {
   e2e_hops_p99_ms: (results.e2e as { hops_p99_ms: number[] } | undefined)?.hops_p99_ms.join('/'),
   transport_raw_headers_eps: consume?.raw.eps,
   headers_vs_plain: consume && round(consume.raw.eps / consume.raw_structured.eps),
+  pjs_raw_headers_eps: consume?.pjs_raw.eps,
+  pjs_headers_vs_plain: consume && round(consume.pjs_raw.eps / consume.pjs_raw_structured.eps),
+  pjs_vs_transport_headers: consume && round(consume.pjs_raw.eps / consume.raw.eps),
 };
 results.summary = summary;
 const file = new URL(

@@ -213,6 +213,8 @@ export type { KafkaTransportOptions } from './transport/kafka/config.ts';
 export type { KafkaOAuthToken, KafkaSasl, KafkaSsl } from './transport/kafka/security.ts';
 // transport
 export { kafkaTransport } from './transport/kafka/transport.ts';
+export type { PlatformaticTransportOptions } from './transport/platformatic/options.ts';
+export { platformaticTransport } from './transport/platformatic/transport.ts';
 export type * from './transport/port.ts';
 export { positionAfter } from './transport/position.ts';
 export type { PostgresTransportOptions } from './transport/postgres/options.ts';

@@ -24,6 +24,8 @@ export interface ChaosConfig {
   keys: number;
   /** How the relay reads the outbox: `poll` (the table) or `wal` (the write-ahead log, on the private cluster). */
   relay: 'poll' | 'wal';
+  /** The Kafka transport of the relay, the consumer and the naive writer: `kafka` (default) or `kafka-js`. */
+  transport: 'kafka' | 'kafka-js';
 }
 
 export function configFromEnv(): ChaosConfig {
@@ -39,6 +41,7 @@ export function configFromEnv(): ChaosConfig {
     bigEvery: Number(env.CHAOS_BIG_EVERY ?? 0),
     keys: Number(env.CHAOS_KEYS ?? 0),
     relay: env.CHAOS_RELAY === 'wal' ? 'wal' : 'poll',
+    transport: env.CHAOS_TRANSPORT === 'kafka-js' ? 'kafka-js' : 'kafka',
   };
 }
 
@@ -54,5 +57,6 @@ export function configToEnv(config: ChaosConfig): Record<string, string> {
     CHAOS_BIG_EVERY: String(config.bigEvery),
     CHAOS_KEYS: String(config.keys),
     CHAOS_RELAY: config.relay,
+    CHAOS_TRANSPORT: config.transport,
   };
 }

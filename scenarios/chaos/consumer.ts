@@ -3,20 +3,20 @@
 // The naive twin `offset-first` commits the offset and then writes: a crash between the two loses the e-mail.
 import { createConsumer } from '../../src/consumer/consumer.ts';
 import { decodeEvent } from '../../src/envelope/cloudevents.ts';
-import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { positionAfter } from '../../src/transport/position.ts';
 import { type OrderConfirmed, scheduleEmail } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
 import { announce, announceReady, crashSwitch, firstApplied } from './crash.ts';
 import { chaosDb } from './db.ts';
 import { untilUp } from './retry.ts';
+import { chaosTransport } from './transport.ts';
 
 announce('loaded');
 const config = configFromEnv();
 const crash = crashSwitch();
 const applied = firstApplied();
 const db = chaosDb();
-const transport = kafkaTransport({ clientId: 'chaos-consumer' });
+const transport = chaosTransport(config, 'chaos-consumer');
 const membership = { instanceId: 'chaos-consumer', sessionTimeoutMs: 6000 };
 
 if (config.mode === 'no-dedup' || config.mode === 'offset-first') {

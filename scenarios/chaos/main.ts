@@ -1,7 +1,7 @@
 // npm run chaos -- --events N --kills K [--concurrent PARTITIONS] [--restart-broker B] [--restart-postgres P] [--timeout S]
 //   [--nodes 3 [--kill-broker-for-good NODE] | --private-broker] [--kill-roles relay,consumer] [--mode effectively|no-dedup|offset-first|no-outbox] [--rate R]
 //   [--private-postgres] [--keep] [--big-every N (every Nth event carries 1-5 MB)] [--keys K (orders share K keys; order audited)]
-//   [--net-faults [--net-fault-count N]] [--relay poll|wal]
+//   [--net-faults [--net-fault-count N]] [--relay poll|wal] [--transport kafka|kafka-js (the pure-JavaScript client)]
 // Runs the order writer, the relay and the notification consumer as child processes on real Kafka + PostgreSQL,
 // SIGKILLs relay and consumer K times (half of them at named hops), SIGKILLs the broker and starts it again B times,
 // restarts PostgreSQL P times (the project's private cluster, scripts/postgres.sh), and audits: every order exactly one
@@ -24,6 +24,7 @@ const { values } = parseArgs({
     'big-every': { type: 'string', default: '0' },
     keys: { type: 'string', default: '0' },
     relay: { type: 'string', default: 'poll' },
+    transport: { type: 'string', default: 'kafka' },
     'restart-broker': { type: 'string', default: '0' },
     'restart-postgres': { type: 'string', default: '0' },
     'private-postgres': { type: 'boolean', default: false },
@@ -58,6 +59,7 @@ const result = await runChaos({
   bigEvery: Number(values['big-every']),
   keys: Number(values.keys),
   relay: values.relay === 'wal' ? 'wal' : 'poll',
+  transport: values.transport === 'kafka-js' ? 'kafka-js' : 'kafka',
   restartBroker: Number(values['restart-broker']),
   restartPostgres: Number(values['restart-postgres']),
   privatePostgres: values['private-postgres'],
@@ -76,7 +78,7 @@ const result = await runChaos({
   log: (line) => console.log(line),
 });
 console.log(
-  `chaos: mode=${mode}${result.config.relay === 'wal' ? ' relay=wal' : ''}${result.config.concurrent ? ` concurrent=key,partitions=${result.config.concurrent}` : ''} orders=${result.orders} emails=${result.emails} kills_at=${JSON.stringify(result.killsAt)} restarts=${JSON.stringify(result.restarts)}${result.brokerKilledForGood ? ` broker_killed_for_good=${result.brokerKilledForGood}` : ''} crashes=${result.crashes} kills_late=${result.killsLate} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
+  `chaos: mode=${mode}${result.config.transport === 'kafka-js' ? ' transport=kafka-js' : ''}${result.config.relay === 'wal' ? ' relay=wal' : ''}${result.config.concurrent ? ` concurrent=key,partitions=${result.config.concurrent}` : ''} orders=${result.orders} emails=${result.emails} kills_at=${JSON.stringify(result.killsAt)} restarts=${JSON.stringify(result.restarts)}${result.brokerKilledForGood ? ` broker_killed_for_good=${result.brokerKilledForGood}` : ''} crashes=${result.crashes} kills_late=${result.killsLate} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
 );
 const byKind: Record<string, number> = {};
 for (const fault of result.netFaults) byKind[fault.kind] = (byKind[fault.kind] ?? 0) + 1;

@@ -2,18 +2,18 @@
 // broker or PostgreSQL restarting): a refused start makes a new relay. The relay makes its producers itself
 // (`producerFactory`), so a producer that fails fatally (fenced, librdkafka's fatal error) is replaced, not fatal.
 import { createRelay } from '../../src/outbox/relay.ts';
-import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { configFromEnv } from './config.ts';
 import { announce, announceReady, crashSwitch, firstApplied } from './crash.ts';
 import { chaosDb } from './db.ts';
 import { untilUp } from './retry.ts';
+import { chaosTransport } from './transport.ts';
 
 announce('loaded');
 const config = configFromEnv();
 const db = chaosDb();
 const faults = crashSwitch();
 const published = firstApplied();
-const transport = kafkaTransport({ clientId: 'chaos-relay' });
+const transport = chaosTransport(config, 'chaos-relay');
 const relay = await untilUp(
   async () => {
     const relay = createRelay({

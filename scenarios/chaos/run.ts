@@ -54,6 +54,8 @@ export interface ChaosOptions {
   keys?: number;
   /** The relay reads the outbox's table (`poll`, default) or its write-ahead log (`wal`: on the private cluster). */
   relay?: 'poll' | 'wal';
+  /** The Kafka transport of the children (`--transport kafka-js`: the pure-JavaScript client); default `kafka`. */
+  transport?: ChaosConfig['transport'];
   /** Roles the kills take in turn (default: the relay — the writer for `no-outbox` — and the consumer). */
   killRoles?: Role[];
   /** Crash points armed in each role's first incarnation (deterministic crash tests). */
@@ -148,6 +150,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     bigEvery: options.bigEvery ?? 0,
     keys: options.keys ?? 0,
     relay: options.relay ?? 'poll',
+    transport: options.transport ?? 'kafka',
   };
   const restartsWanted = { broker: options.restartBroker ?? 0, postgres: options.restartPostgres ?? 0 };
   const netFaultsWanted = options.netFaults ?? 0;

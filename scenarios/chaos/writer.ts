@@ -4,19 +4,22 @@
 import { encodeEvent } from '../../src/envelope/cloudevents.ts';
 import { sleep } from '../../src/observability/sleep.ts';
 import { createOutbox } from '../../src/outbox/outbox.ts';
-import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
 import { lastOrderNo, newOrders, saveOrders } from '../boxoffice/orders.ts';
 import { configFromEnv } from './config.ts';
 import { announceReady, crashSwitch, firstApplied } from './crash.ts';
 import { chaosDb } from './db.ts';
 import { isOutage, untilUp } from './retry.ts';
+import { chaosTransport } from './transport.ts';
 
 const config = configFromEnv();
 const crash = crashSwitch();
 const progressed = firstApplied();
 const db = chaosDb();
 const outbox = createOutbox({ schema: config.schema });
-const producer = config.mode === 'no-outbox' ? kafkaTransport().producer({ clientId: 'chaos-writer' }) : undefined;
+const producer =
+  config.mode === 'no-outbox'
+    ? chaosTransport(config, 'effectively').producer({ clientId: 'chaos-writer' })
+    : undefined;
 // Orders per transaction: 20 at the tests' rates (up to 1000/s); more at high rates, where each transaction's round
 // trips would cap the writer (20 per transaction wrote about 2,000 orders/s on this busy machine).
 const chunk = Math.min(200, Math.max(20, Math.round(config.rate / 50)));

@@ -88,10 +88,9 @@ async function warnOfMissingTopics(transport: Transport, topics: string[], logge
     for (const topic of topics.filter((name) => !existing.has(name))) {
       logger.warn(`waiting for topic ${topic}: it does not exist yet; the consumer picks it up once created`, {
         topic,
-        hint:
-          transport.name === 'kafka'
-            ? `npx effectively topics create ${topic}`
-            : 'the embedded log creates it with the first event sent to it (the relay), or transport.admin().createTopics()',
+        hint: transport.name.startsWith('kafka') // kafka, kafka-js (the pure-JavaScript client)
+          ? `npx effectively topics create ${topic}`
+          : 'the embedded log creates it with the first event sent to it (the relay), or transport.admin().createTopics()',
       });
     }
   } catch (error) {

@@ -13,7 +13,7 @@ export type MessagingSystem = 'kafka' | 'effectively';
 
 /** The transport's name (`kafka`, `postgres`) as a `messaging.system`. */
 export function systemOf(transportName: string): MessagingSystem {
-  return transportName === 'kafka' ? 'kafka' : 'effectively';
+  return transportName.startsWith('kafka') ? 'kafka' : 'effectively'; // kafka, kafka-js
 }
 
 export const spanNames = {

@@ -1,9 +1,10 @@
-// The transports every conformance case runs against: Kafka, the `postgres` log on the server, and on PGlite.
+// The transports every conformance case runs against: Kafka (on each of its two clients), the `postgres` log on the server, and on PGlite.
 import { migrate } from '../../src/db/migrate.ts';
 import { pgDb } from '../../src/db/pg.ts';
 import { pgliteDb } from '../../src/db/pglite.ts';
 import type { Db } from '../../src/db/port.ts';
 import { kafkaTransport } from '../../src/transport/kafka/transport.ts';
+import { platformaticTransport } from '../../src/transport/platformatic/transport.ts';
 import type { Transport } from '../../src/transport/port.ts';
 import { postgresTransport } from '../../src/transport/postgres/transport.ts';
 import { randomName } from '../support/fixtures.ts';
@@ -33,6 +34,14 @@ export const transportsUnderTest: TransportUnderTest[] = [
     name: 'kafka',
     needs: ['kafka'],
     open: async () => ({ transport: kafkaTransport({ clientId: 'conformance' }), close: async () => undefined }),
+  },
+  {
+    name: 'kafka (pure JavaScript client)',
+    needs: ['kafka'],
+    open: async () => ({
+      transport: platformaticTransport({ clientId: 'conformance' }),
+      close: async () => undefined,
+    }),
   },
   { name: 'postgres (server)', needs: ['postgres'], open: () => onDb(pgDb({ max: 4 }), true) },
   { name: 'postgres (PGlite)', needs: [], open: async () => onDb(await pgliteDb(), false) },

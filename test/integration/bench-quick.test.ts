@@ -35,6 +35,9 @@ const fields = [
   'e2e_hops_p99_ms',
   'transport_raw_headers_eps',
   'headers_vs_plain',
+  'pjs_raw_headers_eps',
+  'pjs_headers_vs_plain',
+  'pjs_vs_transport_headers',
 ];
 
 test('bench --quick: every phase runs and the last line has every field as a number', async (t) => {

@@ -18,7 +18,7 @@ function bytesOf(value: string | Buffer): string | Buffer {
   return typeof value === 'string' && value.includes('\u0000') ? Buffer.from(value, 'utf8') : value;
 }
 
-function toMessage(record: OutgoingRecord) {
+export function toMessage(record: OutgoingRecord) {
   // No prototype: a header named `__proto__` is a header like any other (in `{}` it set the prototype instead, and a
   // string value was dropped without a word).
   const headers: Record<string, string | Buffer> = Object.create(null);
