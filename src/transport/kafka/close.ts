@@ -37,7 +37,8 @@ export class UnansweredCommits {
  * partition) would hold `close()` for as long. Past the bound, an `EFF_CLOSE_TIMEOUT` warning names the positions sent
  * and never confirmed (those records will be redelivered; dedup absorbs them) and the close is forced: `close()`
  * returns, and the client finishes its own close in the background (its worker thread keeps the process alive until
- * the coordinator answers or the request fails; a process that must exit now can call `process.exit()`).
+ * the coordinator answers or the request fails, and `process.exit()` waits for it too: Node joins libuv's worker
+ * threads at exit; a process that must end now ends by a signal).
  */
 export async function disconnectWithin(
   disconnect: Promise<void>,
