@@ -18,7 +18,7 @@ export interface EosVsAloOptions {
   inputs?: number;
   /** Input partitions; default 6. */
   partitions?: number;
-  /** Most records in one partition's batch; default 1000 (the library's default). */
+  /** Most records in one partition's batch; default the library's (5000). */
   maxBatchSize?: number;
   /** Per pipeline; default 120,000 ms. */
   timeoutMs?: number;
@@ -91,7 +91,7 @@ type Side = (typeof sides)[number];
  */
 export async function measureEosVsAlo(options: EosVsAloOptions = {}): Promise<EosVsAloResult> {
   const inputs = options.inputs ?? 150_000;
-  const maxBatchSize = options.maxBatchSize ?? 1000;
+  const maxBatchSize = options.maxBatchSize ?? pipelineDefaults.maxBatchSize;
   const timeoutMs = options.timeoutMs ?? 120_000;
   const kafka = scenarioKafka();
   const topics = await createTopics(kafka, options.partitions ?? 6);
@@ -138,7 +138,7 @@ export async function measureEosVsAlo(options: EosVsAloOptions = {}): Promise<Eo
 if (import.meta.url === `file://${process.argv[1]}`) {
   const result = await measureEosVsAlo({
     inputs: Number(process.argv[2] ?? 150_000),
-    maxBatchSize: Number(process.argv[3] ?? 1000),
+    maxBatchSize: Number(process.argv[3] ?? pipelineDefaults.maxBatchSize),
     rounds: Number(process.argv[4] ?? 3),
   });
   console.log(`bench: eos ${JSON.stringify(result)}`);

