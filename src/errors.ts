@@ -89,6 +89,17 @@ export function invalidOptions(field: string, problem: string): EffectivelyError
  * A transaction whose COMMIT did not commit: a statement failed inside it and the failure was caught without a
  * savepoint, so PostgreSQL answered COMMIT with ROLLBACK. Retryable: the work is redone from the start.
  */
+/** The work inside a library transaction ended it before the library's COMMIT (checked on node-postgres' status). */
+export function transactionEndedEarly(): EffectivelyError {
+  return new EffectivelyError(
+    ErrorCodes.EFF_NESTED_TRANSACTION,
+    "the transaction was ended before the library's COMMIT by a statement sent in it (a COMMIT, END or ROLLBACK, " +
+      'e.g. among several statements of one query): what ran after that statement was not in the transaction. Send ' +
+      'transaction statements as queries of their own (on `ctx.tx` they become savepoints), or use `ctx.savepoint`',
+    { details: { operation: 'transaction' } },
+  );
+}
+
 export function transactionAborted(where: string, cause?: unknown): EffectivelyError {
   return new EffectivelyError(
     ErrorCodes.EFF_TX_ABORTED,

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { invalidOptions, transactionAborted } from '../errors.ts';
+import { invalidOptions, transactionAborted, transactionEndedEarly } from '../errors.ts';
 import { notMigrated, rethrowNotMigrated } from './not-migrated.ts';
 import type { Db, Queryable } from './port.ts';
 import { type SingleSessionGuard, singleSessionGuard } from './single-session.ts';
@@ -216,6 +216,10 @@ export function poolDb(
       try {
         await tx.query('BEGIN');
         const result = await (guard ? guard.within(() => work(tx)) : work(tx));
+        // The work ended the transaction itself (a COMMIT or ROLLBACK its statements carried past every check): what
+        // ran after that is not in it, and a COMMIT now would only warn. Say so instead of reporting it committed.
+        if ((client as { getTransactionStatus?: () => string | null }).getTransactionStatus?.() === 'I')
+          throw transactionEndedEarly();
         // A transaction a failed statement aborted answers COMMIT with a ROLLBACK tag, not an error: check the tag.
         const committed = (await tx.query('COMMIT')) as { command?: string };
         if (committed.command !== 'COMMIT') throw transactionAborted(`COMMIT answered ${committed.command}`);

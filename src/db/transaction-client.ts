@@ -12,6 +12,7 @@
 import { EffectivelyError, ErrorCodes, transactionAborted } from '../errors.ts';
 import type { Queryable } from './port.ts';
 import { sqlState } from './sqlstate.ts';
+import { statementsOf } from './statements.ts';
 
 /** node-postgres' query config (`{ text, values, rowMode, types }`), which ORMs send. */
 export interface QueryConfigLike {
@@ -37,17 +38,19 @@ export interface TransactionClient {
 
 type Control = 'begin' | 'commit' | 'rollback';
 
-/** Could be a whole-transaction statement: they are short and start with one of these words. */
-const mayControl = /^\s*(begin|start|commit|end|rollback|abort|prepare|set)\b/i;
+/** Could be a whole-transaction statement: it starts with one of these words. */
+const mayControl = /^(begin|start|commit|end|rollback|abort|prepare|set)\b/i;
+
+type Kind = Control | 'begin-with-modes' | 'ends-outer';
 
 /**
- * Reads a whole-transaction statement; `undefined` for anything else (a savepoint statement, `ROLLBACK TO`, passes
- * through as is). `ends-outer`: one that would end the transaction it is sent in whatever came before it
- * (`COMMIT AND CHAIN`, `PREPARE TRANSACTION`…), never turned into a savepoint.
+ * Reads a whole-transaction statement (one of `statementsOf`'s: trimmed, its comments gone); `undefined` for anything
+ * else (a savepoint statement, `ROLLBACK TO`, passes through as is). `ends-outer`: one that would end the transaction
+ * it is sent in whatever came before it (`COMMIT AND CHAIN`, `PREPARE TRANSACTION`…), never turned into a savepoint.
  */
-function controlOf(text: unknown): Control | 'begin-with-modes' | 'ends-outer' | undefined {
-  if (typeof text !== 'string' || text.length > 200 || !mayControl.test(text)) return undefined;
-  const statement = text.trim().replace(/;$/, '').trim().toLowerCase().replace(/\s+/g, ' ');
+function controlOf(text: string): Kind | undefined {
+  if (!mayControl.test(text)) return undefined;
+  const statement = text.toLowerCase().replace(/\s+/g, ' ');
   if (/^(begin|start transaction)( (work|transaction))?$/.test(statement)) return 'begin';
   // Prisma's adapter asks for an isolation level after its BEGIN: `SET TRANSACTION ISOLATION LEVEL …`
   if (/^(begin|start transaction|set transaction)\b/.test(statement)) return 'begin-with-modes';
@@ -56,6 +59,18 @@ function controlOf(text: unknown): Control | 'begin-with-modes' | 'ends-outer' |
   if (/^(rollback|abort)( (work|transaction))? to\b/.test(statement)) return undefined;
   if (/^(commit|end|rollback|abort|prepare transaction)\b/.test(statement)) return 'ends-outer';
   return undefined;
+}
+
+/**
+ * The query's transaction statement, when it is one; `hidden` when one is among several statements of one query (the
+ * simple protocol runs them all, and a savepoint can stand only for a statement sent alone).
+ */
+function kindOf(text: unknown): Kind | 'hidden' | undefined {
+  if (typeof text !== 'string') return undefined;
+  const statements = statementsOf(text);
+  const kinds = statements.map(controlOf);
+  if (statements.length > 1) return kinds.some((kind) => kind !== undefined) ? 'hidden' : undefined;
+  return kinds[0];
 }
 
 function refused(statement: string, why: string): EffectivelyError {
@@ -159,7 +174,13 @@ export function transactionClient(tx: Queryable, savepointPrefix = 'effectively_
   const client: TransactionClient = {
     async query(textOrConfig, values) {
       const text = typeof textOrConfig === 'string' ? textOrConfig : textOrConfig.text;
-      const kind = controlOf(text);
+      const kind = kindOf(text);
+      if (kind === 'hidden') {
+        throw refused(
+          text,
+          'a BEGIN, COMMIT or ROLLBACK among several statements of one query would end or split that transaction (the statements before it committed with the dedup row, those after it outside any transaction); send it as a query of its own',
+        );
+      }
       if (kind === 'begin-with-modes') {
         throw refused(text, 'a nested transaction is a savepoint, which cannot change isolation level or access mode');
       }

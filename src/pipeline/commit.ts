@@ -1,6 +1,7 @@
 import { isRetriableCommit } from '../transport/kafka/txn-errors.ts';
 import type { ClientConsumer, ClientProducer } from './clients.ts';
 import type { TopicMessages } from './messages.ts';
+import { type QueueBudget, queueChunks } from './queue-budget.ts';
 import { causeOf } from './refusals.ts';
 import type { PipelineFailure, PipelineFaultInjector } from './types.ts';
 
@@ -32,6 +33,31 @@ const commitTries = 3;
 /** How long the other delivery reports of a send are awaited once one failed (see sendAll). */
 const failureGraceMs = 2000;
 
+/** What a batch's sends share: the producer queue's room, and the test's fault points. */
+export interface Sending {
+  budget: QueueBudget;
+  faults: PipelineFaultInjector | undefined;
+}
+
+/**
+ * Sends every message in chunks that fit the producer's local queue (queue-budget.ts), each chunk acknowledged before
+ * the next is produced; throws the first chunk's failure (the later chunks are not sent: the transaction is aborted).
+ */
+export async function sendAll(
+  producer: ClientProducer,
+  topicMessages: TopicMessages[],
+  budget: QueueBudget,
+): Promise<void> {
+  for (const chunk of queueChunks(topicMessages, budget.limits)) {
+    await budget.take(chunk);
+    try {
+      await sendChunk(producer, chunk.topicMessages);
+    } finally {
+      budget.give(chunk);
+    }
+  }
+}
+
 /**
  * Sends every message, one client `send` each (the same produce calls, in the same order, as one `sendBatch`), and
  * waits for every delivery report: a failed send throws the report that says why (a record's refusal), where
@@ -40,7 +66,7 @@ const failureGraceMs = 2000;
  * records behind it (a sequence gap) until `message.timeout.ms` (minutes), and only the abort that follows frees them
  * (seen on the real broker: a batch after a topic's refusal stuck with no report for 40 s and more).
  */
-export async function sendAll(producer: ClientProducer, topicMessages: TopicMessages[]): Promise<void> {
+async function sendChunk(producer: ClientProducer, topicMessages: TopicMessages[]): Promise<void> {
   const errors: unknown[] = [];
   let failed = () => {};
   const firstFailure = new Promise<void>((resolve) => {
@@ -76,10 +102,10 @@ export async function commitExactlyOnce(
   producer: ClientProducer,
   consumer: ClientConsumer,
   write: BatchWrite,
-  faults: PipelineFaultInjector | undefined,
+  { budget, faults }: Sending,
 ): Promise<void> {
   await step('begin', () => producer.transaction());
-  if (write.topicMessages.length > 0) await step('send', () => sendAll(producer, write.topicMessages));
+  if (write.topicMessages.length > 0) await step('send', () => sendAll(producer, write.topicMessages, budget));
   await faults?.('pipeline:after-send');
   const { topic, partition, offset } = write.next;
   // `consumer` (not a group id): the client passes the consumer's group metadata (member id, generation, instance
@@ -118,9 +144,9 @@ export async function commitAtLeastOnce(
   producer: ClientProducer,
   consumer: ClientConsumer,
   write: BatchWrite,
-  faults: PipelineFaultInjector | undefined,
+  { budget, faults }: Sending,
 ): Promise<void> {
-  if (write.topicMessages.length > 0) await step('send', () => sendAll(producer, write.topicMessages));
+  if (write.topicMessages.length > 0) await step('send', () => sendAll(producer, write.topicMessages, budget));
   await faults?.('pipeline:after-send');
   const commit = consumer.commitOffsets([write.next]);
   commit.catch(() => undefined);

@@ -9,6 +9,7 @@ import { type ClientProducer, pipelineConsumer, pipelineKafka, pipelineProducer 
 import { commitAtLeastOnce, commitExactlyOnce, StepError } from './commit.ts';
 import { byTopic } from './messages.ts';
 import { resolveOptions } from './options.ts';
+import { producerQueueLimits, QueueBudget } from './queue-budget.ts';
 import { rewind } from './rewind.ts';
 import { type Part, transformBatch } from './transform.ts';
 import type { Pipeline, PipelineFailure, PipelineOptions, PipelineRecord, PipelineStats } from './types.ts';
@@ -44,12 +45,15 @@ export function createPipeline(options: PipelineOptions): Pipeline {
    * 5 s. Per partition, so another partition's success does not reset it into a hot loop.
    */
   const failuresInRow = new Map<string, number>();
+  /** The producer's local queue (replaced producers are configured alike): every send takes its room from it. */
+  const sending = { budget: new QueueBudget(producerQueueLimits(settings.kafka.rdkafka)), faults: settings.faults };
   const windows =
     exactlyOnce && settings.commitIntervalMs > 0
       ? new TransactionWindows({
           producer: () => producer,
           consumer,
           intervalMs: settings.commitIntervalMs,
+          budget: sending.budget,
           faults: settings.faults,
           end: (error) => endFailed(error instanceof StepError ? error.cause : error),
           committed: () => {
@@ -139,7 +143,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
         const last = parts.at(-1)!.record;
         const next = { topic: last.topic, partition: last.partition, offset: String(BigInt(last.offset) + 1n) };
         const write = { topicMessages: byTopic(parts.flatMap((part) => part.items)), next };
-        return (exactlyOnce ? commitExactlyOnce : commitAtLeastOnce)(producer, consumer, write, settings.faults);
+        return (exactlyOnce ? commitExactlyOnce : commitAtLeastOnce)(producer, consumer, write, sending);
       },
       abort: async () => {
         if (!exactlyOnce || !producer.isActive()) return;

@@ -1,5 +1,6 @@
 import type { ClientConsumer, ClientProducer } from './clients.ts';
 import { type BatchWrite, commitTransaction, sendAll, step } from './commit.ts';
+import type { QueueBudget } from './queue-budget.ts';
 import type { PipelineFaultInjector } from './types.ts';
 
 /** A window's transaction failed; `ownSend` is set on the member whose own send failed (a refusal to bisect alone). */
@@ -35,6 +36,8 @@ export interface WindowDeps {
   producer: () => ClientProducer;
   consumer: ClientConsumer;
   intervalMs: number;
+  /** The producer queue's room, shared with every send of the pipeline. */
+  budget: QueueBudget;
   faults: PipelineFaultInjector | undefined;
   /** Ends a transaction that failed (abort, or a new producer when it cannot abort): once per window; how. */
   end: (error: unknown) => Promise<string>;
@@ -67,7 +70,8 @@ export class TransactionWindows {
     let began = false;
     const sent = window.ready.then(async () => {
       began = true;
-      if (write.topicMessages.length > 0) await step('send', () => sendAll(this.#deps.producer(), write.topicMessages));
+      if (write.topicMessages.length > 0)
+        await step('send', () => sendAll(this.#deps.producer(), write.topicMessages, this.#deps.budget));
       await this.#deps.faults?.('pipeline:after-send');
     });
     window.members.push({ next: write.next, sent });

@@ -231,14 +231,7 @@ export class KafkaConsumer implements Consumer {
    * latest call wins) and sent one request at a time, at most one per `commitIntervalMs`, never on the batch's path.
    */
   commit(offsets: TopicPartitionOffset[]): Promise<void> {
-    const held = offsets.filter((tp) => this.#assigned.has(partitionId(tp)));
-    if (held.length === 0) return Promise.resolve();
-    return this.#committer.commit(held).catch((error: unknown) => {
-      throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `offset commit failed: ${(error as Error).message}`, {
-        retryable: true,
-        cause: error,
-      });
-    });
+    return this.#committer.commitHeld(offsets, (partition) => this.#assigned.has(partition));
   }
 
   pause(partitions: TopicPartition[]): void {

@@ -1,3 +1,4 @@
+import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import type { TopicPartitionOffset } from '../port.ts';
 import { partitionId } from '../position.ts';
 
@@ -59,6 +60,21 @@ export class OffsetCommitter {
     const answer = this.#next.promise;
     this.#schedule();
     return answer;
+  }
+
+  /**
+   * A consumer's `commit`: only the positions of partitions it still `holds` are noted (a revoked partition's position
+   * is its new owner's to commit); a failed commit rejects with a retryable `EFF_TRANSPORT`.
+   */
+  commitHeld(offsets: readonly TopicPartitionOffset[], holds: (partition: string) => boolean): Promise<void> {
+    const held = offsets.filter((tp) => holds(partitionId(tp)));
+    if (held.length === 0) return Promise.resolve();
+    return this.commit(held).catch((error: unknown) => {
+      throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `offset commit failed: ${(error as Error).message}`, {
+        retryable: true,
+        cause: error,
+      });
+    });
   }
 
   /**

@@ -186,14 +186,7 @@ export class PlatformaticConsumer implements Consumer {
   /** Notes the positions and returns at once with the broker's answer to come (as the Kafka transport). */
   commit(offsets: TopicPartitionOffset[]): Promise<void> {
     const held = new Set(this.#fetcher.held().map(partitionId));
-    const mine = offsets.filter((tp) => held.has(partitionId(tp)));
-    if (mine.length === 0) return Promise.resolve();
-    return this.#committer.commit(mine).catch((error: unknown) => {
-      throw new EffectivelyError(ErrorCodes.EFF_TRANSPORT, `offset commit failed: ${(error as Error).message}`, {
-        retryable: true,
-        cause: error,
-      });
-    });
+    return this.#committer.commitHeld(offsets, (partition) => held.has(partition));
   }
 
   pause(partitions: TopicPartition[]): void {

@@ -1,0 +1,35 @@
+// A query text cut into statements as PostgreSQL's lexer cuts it: what the handler's view of a transaction looks at
+// for a BEGIN, COMMIT or ROLLBACK hidden among several statements.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { statementsOf } from '../../src/db/statements.ts';
+
+test('cut at the semicolons outside strings, names, comments and dollar-quoted bodies', () => {
+  const cases: [string, string[]][] = [
+    ["INSERT INTO t VALUES ('a;b'); COMMIT", ["INSERT INTO t VALUES ('a;b')", 'COMMIT']],
+    ["select 'it''s; fine'", ["select 'it''s; fine'"]],
+    ["select E'\\'; commit'", ["select E'\\'; commit'"]],
+    ["select e'\\\\'; commit", ["select e'\\\\'", 'commit']],
+    ['select "a;b" from t', ['select "a;b" from t']],
+    ['SELECT $$a;b$$; select $q$ ; $q$', ['SELECT $$a;b$$', 'select $q$ ; $q$']],
+    ['select $1; rollback', ['select $1', 'rollback']],
+    ['select a$b; end', ['select a$b', 'end']],
+    ['DO $x$ BEGIN PERFORM 1; END $x$', ['DO $x$ BEGIN PERFORM 1; END $x$']],
+  ];
+  for (const [text, expected] of cases) assert.deepEqual(statementsOf(text), expected, text);
+});
+
+test('comments become a space, statements are trimmed, empty ones left out', () => {
+  assert.deepEqual(statementsOf('-- a note\nCOMMIT'), ['COMMIT']);
+  assert.deepEqual(statementsOf('COMMIT /* c; */'), ['COMMIT']);
+  assert.deepEqual(statementsOf('/* a /* nested; */ still; */ commit;;  ;'), ['commit']);
+  assert.deepEqual(statementsOf('select 1 -- ; end'), ['select 1']);
+  assert.deepEqual(statementsOf('  '), []);
+  assert.deepEqual(statementsOf('select 1;\n-- trailing'), ['select 1']);
+});
+
+test('an unterminated string, comment or body runs to the end (one statement, as the server would refuse it)', () => {
+  assert.deepEqual(statementsOf("select 'open; commit"), ["select 'open; commit"]);
+  assert.deepEqual(statementsOf('select $$open; commit'), ['select $$open; commit']);
+  assert.deepEqual(statementsOf('select /* open; commit'), ['select']);
+});
