@@ -89,6 +89,20 @@ export function invalidOptions(field: string, problem: string): EffectivelyError
  * A transaction whose COMMIT did not commit: a statement failed inside it and the failure was caught without a
  * savepoint, so PostgreSQL answered COMMIT with ROLLBACK. Retryable: the work is redone from the start.
  */
+/**
+ * An ORM adapter's `fromX(tx)` given the database (or client) instead of one of its transactions: the library's
+ * statements (an outbox row, a scheduled effect) would each commit alone on a connection of the pool, outside the
+ * caller's transaction, so the business rows and the event could be saved one without the other.
+ */
+export function notATransaction(adapter: string, field: string): EffectivelyError {
+  return invalidOptions(
+    field,
+    `${adapter} needs a transaction of yours (the one your business rows are written in), not the database itself: ` +
+      "there each statement would commit alone on a connection of its own, and your rows and the library's (an " +
+      'outbox row, a scheduled effect) could be saved one without the other',
+  );
+}
+
 /** The work inside a library transaction ended it before the library's COMMIT (checked on node-postgres' status). */
 export function transactionEndedEarly(): EffectivelyError {
   return new EffectivelyError(

@@ -11,7 +11,7 @@ import type { DrizzleConfig } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { Queryable } from '../db/port.ts';
 import { transactionClient } from '../db/transaction-client.ts';
-import { invalidOptions } from '../errors.ts';
+import { invalidOptions, notATransaction } from '../errors.ts';
 
 /** A Drizzle transaction or database of the node-postgres driver (`drizzle-orm/node-postgres`). */
 export interface DrizzleNodePg {
@@ -23,6 +23,8 @@ export interface DrizzleNodePg {
  * run on the transaction's own node-postgres connection, as Drizzle's do.
  */
 export function fromDrizzle(tx: DrizzleNodePg): Queryable {
+  // The database itself (not its transaction) runs each statement on a connection of its pool, committed alone.
+  if (typeof (tx as { rollback?: unknown }).rollback !== 'function') throw notATransaction('fromDrizzle', 'tx');
   // Drizzle's node-postgres session keeps the connection it runs its statements on (the transaction's, here).
   const client = (tx._.session as { client?: Queryable } | undefined)?.client;
   if (typeof client?.query !== 'function') {

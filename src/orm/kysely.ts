@@ -8,12 +8,15 @@
 import { CompiledQuery, Kysely, type KyselyPlugin, PostgresDialect, type PostgresPool } from 'kysely';
 import type { Queryable } from '../db/port.ts';
 import { transactionClient } from '../db/transaction-client.ts';
+import { notATransaction } from '../errors.ts';
 
 /** What `fromKysely` needs: a `Transaction` (or a `Kysely`, then each statement is its own transaction). */
 export interface KyselyExecutor {
   executeQuery<R>(query: CompiledQuery<R>): Promise<{ rows: R[]; numAffectedRows?: bigint }>;
   /** The same transaction without your plugins (Kysely ≥ 0.27 has it). */
   withoutPlugins?(): KyselyExecutor;
+  /** Kysely's own flag: true on a transaction, false on the Kysely it came from. */
+  readonly isTransaction?: boolean;
 }
 
 /**
@@ -21,6 +24,8 @@ export interface KyselyExecutor {
  * statements skip your plugins: a `CamelCasePlugin` would rename the columns of the rows it reads (`last_error`).
  */
 export function fromKysely(trx: KyselyExecutor): Queryable {
+  // The Kysely itself (not its transaction) runs each statement on a connection of its pool, committed alone.
+  if (trx.isTransaction === false) throw notATransaction('fromKysely', 'trx');
   const plain = trx.withoutPlugins?.() ?? trx;
   return {
     async query<R extends Record<string, unknown>>(text: string, params: unknown[] = []) {

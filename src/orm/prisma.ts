@@ -12,7 +12,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Queryable } from '../db/port.ts';
 import { type TransactionClient, transactionClient } from '../db/transaction-client.ts';
-import { invalidOptions } from '../errors.ts';
+import { invalidOptions, notATransaction } from '../errors.ts';
 
 /** What `fromPrisma` needs of an interactive transaction. */
 export interface PrismaRaw {
@@ -25,12 +25,19 @@ const countOnly = (text: string) =>
   /^\s*(insert|update|delete|merge)\b/i.test(text.replace(/^(\s|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/, '')) &&
   !/\breturning\b/i.test(text);
 
+/** The clients `prismaIn` made: every statement of theirs runs in the consumer's transaction. */
+const inTransaction = new WeakSet<object>();
+
 /**
  * Your interactive transaction as the library's `Queryable`: the library's statements run through
  * `$queryRawUnsafe` in it, and a write without `RETURNING` through `$executeRawUnsafe`, so that its `rowCount` is the
  * rows it touched (what `ledgerEntry` and `versionGuard` read to say `'applied'`).
  */
 export function fromPrisma(tx: PrismaRaw): Queryable {
+  // A client of your own (not its interactive transaction's, which has no `$disconnect`) commits each statement alone;
+  // a client of `prismaIn` writes in the consumer's transaction.
+  if (typeof (tx as { $disconnect?: unknown }).$disconnect === 'function' && !inTransaction.has(tx as object))
+    throw notATransaction('fromPrisma', 'tx');
   return {
     async query<R extends Record<string, unknown>>(text: string, params: unknown[] = []) {
       if (countOnly(text)) return { rows: [] as R[], rowCount: await tx.$executeRawUnsafe(text, ...params) };
@@ -100,6 +107,7 @@ export function prismaIn<Client>(
       assertOnePg();
       client = makeClient(new PrismaPg(new TransactionPool(transactionClient(tx)), options));
       clients.set(tx, client);
+      if (typeof client === 'object' && client !== null) inTransaction.add(client);
     }
     return client;
   };

@@ -1,12 +1,16 @@
 // effectively/prisma (Prisma 7, its `pg` driver adapter) against the real PostgreSQL: the ORM contract of orm-cases.ts.
 // The client is generated from prisma/schema.prisma when missing (about 2 s; no engine download: the TypeScript
 // client needs none, `PRISMA_SCHEMA_ENGINE_BINARY` only keeps the CLI from fetching one).
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { defaultDatabaseUrl } from '../../src/db/pg.ts';
 import { fromPrisma, type PrismaPgAdapter, type PrismaRaw, prismaIn } from '../../src/orm/prisma.ts';
+import { needs } from '../support/services.ts';
 import { type OrmHandle, ormCases } from './orm-cases.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -69,4 +73,14 @@ ormCases({
       close: () => own.$disconnect(),
     };
   },
+});
+
+test('fromPrisma refuses the client itself (each statement would commit alone) and takes its interactive transaction', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const PrismaClient = await prismaClientClass();
+  const client = new PrismaClient({ adapter: new PrismaPg({ connectionString: defaultDatabaseUrl() }) });
+  t.after(() => client.$disconnect());
+  assert.throws(() => fromPrisma(client), { code: 'EFF_INVALID_OPTIONS' });
+  const n = await client.$transaction(async (tx) => (await fromPrisma(tx).query<{ n: number }>('SELECT 1 AS n')).rows);
+  assert.equal(Number(n[0]!.n), 1);
 });

@@ -7,6 +7,7 @@
 import avsc from 'avsc';
 import { EffectivelyError, ErrorCodes } from '../../errors.ts';
 import { parseSchema } from '../registry/canonical.ts';
+import { checkAvroBounds } from './avro-bounds.ts';
 import { type Codec, createSerde, type Serde, type SerdeOptions } from './serde.ts';
 
 export const avroContentType = 'application/avro';
@@ -58,6 +59,8 @@ export function avroSerde<T = unknown>(options: SerdeOptions): Serde<T> {
       }
       return (payload) => {
         try {
+          // the counts and lengths checked against the bytes first: avsc trusts a block count (avro-bounds.ts)
+          checkAvroBounds(writer as never, payload);
           return own.fromBuffer(payload, resolver);
         } catch (error) {
           throw new EffectivelyError(
