@@ -5,11 +5,10 @@ import type { Db } from '../src/db/port.ts';
 import type { ContentModes } from '../src/envelope/cloudevents.ts';
 import type { Event } from '../src/envelope/event.ts';
 import { silentLogger } from '../src/observability/logger.ts';
-import { sleep } from '../src/observability/sleep.ts';
 import { createOutbox } from '../src/outbox/outbox.ts';
 import { createRelay, type RelayOptions } from '../src/outbox/relay.ts';
 import type { Transport } from '../src/transport/port.ts';
-import { benchEvent, percentile, round, until } from './support.ts';
+import { benchEvent, offerAtRate, percentile, round, until } from './support.ts';
 
 /** Fills the outbox with `events` rows from 4 concurrent writers, 500 per transaction (binary content mode unless `modes`). */
 export async function fillOutbox(
@@ -179,17 +178,9 @@ export async function endToEnd(
   });
   await consumer.start();
   await relay.start();
-  const tickMs = 10;
-  const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
   /** Writers commit `total` events at `rate` from event number `from` on; each commit time is noted per event. */
-  const offer = async (from: number, total: number) => {
-    const start = performance.now();
-    let sent = 0;
-    for (let tick = 0; sent < total; tick++) {
-      const due = start + tick * tickMs;
-      if (due > performance.now()) await sleep(due - performance.now());
-      const batch: Event[] = [];
-      for (let i = 0; i < perTick && sent < total; i++, sent++) batch.push(benchEvent(topic, from + sent));
+  const offer = (from: number, total: number) =>
+    offerAtRate(topic, rate, total, from, async (batch) => {
       await db.transaction((tx) => outbox.enqueue(tx, batch));
       const now = performance.now();
       const wall = Date.now();
@@ -197,8 +188,7 @@ export async function endToEnd(
         committedAt.set(event.id, now);
         wallCommittedAt.set(event.id, wall);
       }
-    }
-  };
+    });
   // Warm up at the same rate, then forget what it measured: the group is joined, every hop has carried events, the
   // code on the path is compiled and a broker started a moment ago has settled before the clock starts (a first run
   // right after the broker's start gave p99 181 ms, the next ones 23-28 ms).

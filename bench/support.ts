@@ -1,6 +1,7 @@
 // Shared pieces of the benchmarks: preloading topics, timing, percentiles, memory sampling.
 import { type ContentMode, encodeEventAs } from '../src/envelope/cloudevents.ts';
-import { createEvent } from '../src/envelope/event.ts';
+import { createEvent, type Event } from '../src/envelope/event.ts';
+import { sleep } from '../src/observability/sleep.ts';
 import type { Producer } from '../src/transport/port.ts';
 
 export const payloadPadding = 'x'.repeat(900);
@@ -111,4 +112,28 @@ export function clock(events: number) {
       };
     },
   };
+}
+
+/**
+ * Offers `total` bench events to `topic` at `rate` events/s, in ticks of 10 ms, numbered from `from` on: `commit` gets
+ * each tick's events (a writer's transaction) and the next tick waits for its due time, not for a late one's.
+ */
+export async function offerAtRate(
+  topic: string,
+  rate: number,
+  total: number,
+  from: number,
+  commit: (batch: Event[]) => Promise<void>,
+): Promise<void> {
+  const tickMs = 10;
+  const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
+  const start = performance.now();
+  let sent = 0;
+  for (let tick = 0; sent < total; tick++) {
+    const due = start + tick * tickMs;
+    if (due > performance.now()) await sleep(due - performance.now());
+    const batch: Event[] = [];
+    for (let i = 0; i < perTick && sent < total; i++, sent++) batch.push(benchEvent(topic, from + sent));
+    await commit(batch);
+  }
 }

@@ -9,7 +9,6 @@ import { migrate } from '../src/db/migrate.ts';
 import { pgDb } from '../src/db/pg.ts';
 import type { Db } from '../src/db/port.ts';
 import { encodeEventAs } from '../src/envelope/cloudevents.ts';
-import type { Event } from '../src/envelope/event.ts';
 import { silentLogger } from '../src/observability/logger.ts';
 import { sleep } from '../src/observability/sleep.ts';
 import { createOutbox } from '../src/outbox/outbox.ts';
@@ -18,7 +17,7 @@ import type { WalOptions } from '../src/outbox/relay-options.ts';
 import { dropWalSlot, walNames } from '../src/outbox/wal/slot.ts';
 import type { Admin, OutgoingRecord, Producer, Transport } from '../src/transport/port.ts';
 import { relaySaturation } from './relay.ts';
-import { benchEvent, percentile, round, until } from './support.ts';
+import { benchEvent, offerAtRate, percentile, round, until } from './support.ts';
 
 export async function walBench(transport: Transport, admin: Admin, id: string, events: number, seconds: number) {
   const cluster = await startPrivatePostgres();
@@ -151,16 +150,8 @@ async function walLatency(
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const rate = 1000;
-  const tickMs = 10;
-  const perTick = (rate * tickMs) / 1000;
   const total = rate * seconds;
-  const start = performance.now();
-  let sent = 0;
-  for (let tick = 0; sent < total; tick++) {
-    const due = start + tick * tickMs;
-    if (due > performance.now()) await sleep(due - performance.now());
-    const batch: Event[] = [];
-    for (let i = 0; i < perTick && sent < total; i++, sent++) batch.push(benchEvent(topic, sent));
+  await offerAtRate(topic, rate, total, 0, async (batch) => {
     // The clock starts as COMMIT is sent: the relay can acknowledge an event before the writer's await resumes.
     let commitSent = 0;
     await db.transaction(async (tx) => {
@@ -170,7 +161,7 @@ async function walLatency(
     });
     // The writer's own COMMIT round trip (the server's flush): the relay cannot see a transaction before it.
     commits.push(performance.now() - commitSent);
-  }
+  });
   await until(() => latencies.length >= total, 120_000, 'every event acknowledged');
   loop.disable();
   await relay.close();

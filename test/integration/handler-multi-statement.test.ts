@@ -10,19 +10,10 @@ import pg from 'pg';
 import { GuardedTx } from '../../src/consumer/guarded-tx.ts';
 import { defaultDatabaseUrl } from '../../src/db/pg.ts';
 import type { Db, Queryable } from '../../src/db/port.ts';
-import { freshSchema, randomName } from '../support/fixtures.ts';
+import { freshSchema, idsIn, idTable } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
 class Rollback extends Error {}
-
-async function table(db: Db, schema: string): Promise<string> {
-  const name = `${schema}.${randomName('rows')}`;
-  await db.query(`CREATE TABLE ${name} (id text PRIMARY KEY)`);
-  return name;
-}
-
-const ids = async (db: Db, name: string) =>
-  (await db.query<{ id: string }>(`SELECT id FROM ${name} ORDER BY id`)).rows.map((row) => row.id);
 
 /** The handler sends `text` on `view(tx)`, then a later record of the batch fails: what is left? */
 async function thenFailure(db: Db, view: (tx: Queryable) => Queryable, text: string): Promise<unknown> {
@@ -45,7 +36,7 @@ async function thenFailure(db: Db, view: (tx: Queryable) => Queryable, text: str
 test('a COMMIT, END or ROLLBACK among the statements of one query on ctx.tx is refused before anything runs', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = await table(db, schema);
+  const name = await idTable(db, schema);
   for (const text of [
     `INSERT INTO ${name} VALUES ('a'); COMMIT`,
     `INSERT INTO ${name} VALUES ('b') ; /* done */ end`,
@@ -57,7 +48,7 @@ test('a COMMIT, END or ROLLBACK among the statements of one query on ctx.tx is r
     const refused = await thenFailure(db, (tx) => new GuardedTx(tx).tx, text);
     assert.equal((refused as { code?: string })?.code, 'EFF_NESTED_TRANSACTION', text);
   }
-  assert.deepEqual(await ids(db, name), [], 'nothing of them committed');
+  assert.deepEqual(await idsIn(db, name), [], 'nothing of them committed');
   // a COMMIT behind a comment, sent alone, is a COMMIT with no BEGIN of the handler's: refused too
   const commented = await thenFailure(db, (tx) => new GuardedTx(tx).tx, '-- the helper ends here\nCOMMIT');
   assert.equal((commented as { code?: string })?.code, 'EFF_NESTED_TRANSACTION');
@@ -66,7 +57,7 @@ test('a COMMIT, END or ROLLBACK among the statements of one query on ctx.tx is r
 test('what only looks like one passes: the words in strings, quoted names, comments and dollar-quoted bodies', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = await table(db, schema);
+  const name = await idTable(db, schema);
   await db.transaction(async (tx) => {
     const handlerTx = new GuardedTx(tx).tx;
     await handlerTx.query(`INSERT INTO ${name} VALUES ('x; COMMIT'); INSERT INTO ${name} VALUES (E'y\\'; ROLLBACK')`);
@@ -74,15 +65,15 @@ test('what only looks like one passes: the words in strings, quoted names, comme
     await handlerTx.query('DO $body$ BEGIN PERFORM 1; END $body$; SELECT 1');
     await handlerTx.query(`SELECT 1 AS "commit; x"; SELECT $$;rollback$$`);
   });
-  assert.deepEqual(await ids(db, name), ['x; COMMIT', "y'; ROLLBACK", 'z']);
+  assert.deepEqual(await idsIn(db, name), ['x; COMMIT', "y'; ROLLBACK", 'z']);
 });
 
 test("naive twin: the same query on the transaction itself commits halfway, and the library's COMMIT answers COMMIT", async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = await table(db, schema);
+  const name = await idTable(db, schema);
   await thenFailure(db, (tx) => tx, `INSERT INTO ${name} VALUES ('a'); COMMIT`).catch(() => undefined);
-  assert.deepEqual(await ids(db, name), ['a'], 'committed although the batch failed');
+  assert.deepEqual(await idsIn(db, name), ['a'], 'committed although the batch failed');
   const client = new pg.Client({ connectionString: defaultDatabaseUrl() });
   await client.connect();
   t.after(() => client.end());
@@ -95,7 +86,7 @@ test("naive twin: the same query on the transaction itself commits halfway, and 
 test('a library transaction that its own work ended fails instead of reporting it committed', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = await table(db, schema);
+  const name = await idTable(db, schema);
   await assert.rejects(
     db.transaction(async (tx) => {
       await tx.query(`INSERT INTO ${name} VALUES ('a'); COMMIT`);

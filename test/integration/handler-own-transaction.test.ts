@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GuardedTx } from '../../src/consumer/guarded-tx.ts';
 import type { Db, Queryable } from '../../src/db/port.ts';
-import { freshSchema, randomName } from '../support/fixtures.ts';
+import { freshSchema, idsIn, idTable } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
 class Rollback extends Error {}
@@ -27,15 +27,6 @@ async function withTransaction(client: Queryable, work: (client: Queryable) => P
   }
 }
 
-async function table(db: Db, schema: string): Promise<string> {
-  const name = `${schema}.${randomName('rows')}`;
-  await db.query(`CREATE TABLE ${name} (id text PRIMARY KEY)`);
-  return name;
-}
-
-const ids = async (db: Db, name: string) =>
-  (await db.query<{ id: string }>(`SELECT id FROM ${name} ORDER BY id`)).rows.map((row) => row.id);
-
 /** The outer transaction writes `outer`, the helper `inner`, then the outer one fails. What is left? */
 async function helperThenFailure(db: Db, name: string, view: (tx: Queryable) => Queryable): Promise<string[]> {
   await db
@@ -48,27 +39,27 @@ async function helperThenFailure(db: Db, name: string, view: (tx: Queryable) => 
     .catch((error: unknown) => {
       if (!(error instanceof Rollback)) throw error;
     });
-  return ids(db, name);
+  return idsIn(db, name);
 }
 
 test("a handler's own BEGIN / COMMIT on ctx.tx is a savepoint: the consumer's rollback takes it all back", async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = await table(db, schema);
+  const name = await idTable(db, schema);
   assert.deepEqual(await helperThenFailure(db, name, (tx) => new GuardedTx(tx).tx), []);
 });
 
 test('naive twin: the same helper on the transaction itself commits the outer work halfway', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = await table(db, schema);
+  const name = await idTable(db, schema);
   assert.deepEqual(await helperThenFailure(db, name, (tx) => tx), ['inner', 'outer']);
 });
 
 test("a handler's own ROLLBACK undoes only its own work; the records before it stay", async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = await table(db, schema);
+  const name = await idTable(db, schema);
   await db.transaction(async (tx) => {
     const handlerTx = new GuardedTx(tx).tx;
     await handlerTx.query(`INSERT INTO ${name} VALUES ('before')`);
@@ -78,7 +69,7 @@ test("a handler's own ROLLBACK undoes only its own work; the records before it s
     }).catch((error: { code?: string }) => assert.equal(error.code, '23505'));
     await handlerTx.query(`INSERT INTO ${name} VALUES ('after')`);
   });
-  assert.deepEqual(await ids(db, name), ['after', 'before']);
+  assert.deepEqual(await idsIn(db, name), ['after', 'before']);
 });
 
 test('statements that would end the consumer transaction and no savepoint can stand for are refused', async (t) => {
@@ -139,13 +130,13 @@ async function twoAtOnce(
       ['rejected', 'fulfilled'],
     );
   });
-  return ids(db, name);
+  return idsIn(db, name);
 }
 
 test('ctx.savepoint called twice at once: they take turns, the one that ended well keeps its work', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = await table(db, schema);
+  const name = await idTable(db, schema);
   const kept = await twoAtOnce(db, name, (tx) => {
     const guarded = new GuardedTx(tx);
     return (_id, fn) => guarded.savepoint(fn);
@@ -160,13 +151,13 @@ test('ctx.savepoint called twice at once: they take turns, the one that ended we
       );
     });
   });
-  assert.deepEqual(await ids(db, name), ['n1', 'n2', 'two']);
+  assert.deepEqual(await idsIn(db, name), ['n1', 'n2', 'two']);
 });
 
 test('naive twin: the same two savepoints sent as they come interleave on the one connection: "two" is lost', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = await table(db, schema);
+  const name = await idTable(db, schema);
   const kept = await twoAtOnce(db, name, (tx) => async (id, fn) => {
     await tx.query(`SAVEPOINT sp_${id}`);
     try {

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { defaultDatabaseUrl } from '../../src/db/pg.ts';
 import { fromDrizzle } from '../../src/orm/drizzle.ts';
 import { fromKysely } from '../../src/orm/kysely.ts';
-import { freshSchema, randomName } from '../support/fixtures.ts';
+import { freshSchema, idsIn, idTable } from '../support/fixtures.ts';
 import { needs } from '../support/services.ts';
 
 class Rollback extends Error {}
@@ -34,8 +34,7 @@ test('fromKysely and fromDrizzle refuse the database itself and take its transac
 test('naive twin: a statement through the Kysely itself, inside a transaction that rolls back, stays committed', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
-  const name = `${schema}.${randomName('rows')}`;
-  await db.query(`CREATE TABLE ${name} (id text PRIMARY KEY)`);
+  const name = await idTable(db, schema);
   const pool = new pg.Pool({ connectionString: defaultDatabaseUrl(), max: 2 });
   t.after(() => pool.end());
   const kysely = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
@@ -50,9 +49,5 @@ test('naive twin: a statement through the Kysely itself, inside a transaction th
     .catch((error: unknown) => {
       if (!(error instanceof Rollback)) throw error;
     });
-  const { rows } = await db.query<{ id: string }>(`SELECT id FROM ${name}`);
-  assert.deepEqual(
-    rows.map((row) => row.id),
-    ['outbox row'],
-  );
+  assert.deepEqual(await idsIn(db, name), ['outbox row']);
 });

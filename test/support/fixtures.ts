@@ -52,3 +52,15 @@ export async function outboxCount(db: Queryable, schema: string, where = 'true')
   const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.outbox WHERE ${where}`);
   return rows[0]?.n ?? 0;
 }
+
+/** A table of text ids of its own in `schema` (its qualified name): what a handler's writes leave, for a test to read. */
+export async function idTable(db: Db, schema: string): Promise<string> {
+  const name = `${schema}.${randomName('rows')}`;
+  await db.query(`CREATE TABLE ${name} (id text PRIMARY KEY)`);
+  return name;
+}
+
+/** The ids in an `idTable`, sorted. */
+export async function idsIn(db: Queryable, name: string): Promise<string[]> {
+  return (await db.query<{ id: string }>(`SELECT id FROM ${name} ORDER BY id`)).rows.map((row) => row.id);
+}
