@@ -82,3 +82,24 @@ test('legit texts that hold the words still run on ctx.tx', async (t) => {
   });
   assert.deepEqual(await ids(db, name), [';commit', "a'; ;rollback", 'b;end', 'do;commit']);
 });
+
+test('PGlite reports the transaction status too: a transaction its own work ended fails there as on pgDb', async () => {
+  const { pgliteDb } = await import('../../src/db/pglite.ts');
+  const db = await pgliteDb();
+  try {
+    await db.query('CREATE TABLE rows (id text)');
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.query("INSERT INTO rows VALUES ('a'); COMMIT");
+        await tx.query("INSERT INTO rows VALUES ('b')");
+      }),
+      { code: 'EFF_NESTED_TRANSACTION' },
+    );
+    // naive twin: PGlite itself answers the COMMIT after it without an error
+    const pglite = db.pglite as { exec(sql: string): Promise<unknown> };
+    await pglite.exec("BEGIN; INSERT INTO rows VALUES ('c'); COMMIT; INSERT INTO rows VALUES ('d')");
+    await assert.doesNotReject(pglite.exec('COMMIT'));
+  } finally {
+    await db.close();
+  }
+});
