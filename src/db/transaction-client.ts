@@ -100,6 +100,11 @@ const savepointsOf = new WeakMap<object, Savepoints>();
 /** A client made here → the transaction it wraps: a client over a client shares its savepoints. */
 const rootOf = new WeakMap<object, object>();
 
+/** Whether `value` is a client made here, every statement of which runs in the transaction it was made over. */
+export function isTransactionClient(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && rootOf.has(value);
+}
+
 /**
  * How many transactions of the caller's own (BEGINs with no COMMIT or ROLLBACK yet) are open on the transaction `client`
  * was made over, and forgets them: the caller (a handler) is done with it. Not 0 is that caller's bug, its own.
