@@ -26,8 +26,10 @@ export function fromDrizzle(tx: DrizzleNodePg): Queryable {
   // Drizzle's node-postgres session keeps the connection it runs its statements on (the transaction's, here).
   const client = (tx._.session as { client?: Queryable } | undefined)?.client;
   // The database itself (not its transaction) runs each statement on a connection of its pool, committed alone; one of
-  // `drizzleIn` runs them on the consumer's transaction.
-  if (typeof (tx as { rollback?: unknown }).rollback !== 'function' && !isTransactionClient(client))
+  // `drizzleIn` runs them on the consumer's transaction, and one over a node-postgres client you sent BEGIN on (its
+  // transaction status 'T') on yours.
+  const status = (client as { getTransactionStatus?: () => string | null } | undefined)?.getTransactionStatus?.();
+  if (typeof (tx as { rollback?: unknown }).rollback !== 'function' && !isTransactionClient(client) && status !== 'T')
     throw notATransaction('fromDrizzle', 'tx');
   if (typeof client?.query !== 'function') {
     throw invalidOptions('tx', 'a transaction of Drizzle with the node-postgres driver (drizzle-orm/node-postgres)');

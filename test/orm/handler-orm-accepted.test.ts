@@ -4,7 +4,10 @@
 // still refused (not-a-transaction.test.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import { CamelCasePlugin } from 'kysely';
+import pg from 'pg';
+import { defaultDatabaseUrl } from '../../src/db/pg.ts';
 import type { Db, Queryable } from '../../src/db/port.ts';
 import { drizzleIn, fromDrizzle } from '../../src/orm/drizzle.ts';
 import { fromKysely, kyselyIn } from '../../src/orm/kysely.ts';
@@ -47,4 +50,20 @@ test("the handler's own ORM is accepted and writes in the consumer's transaction
     rows.map((row) => row.id),
     views.map(([label]) => `${label}: committed`).sort(),
   );
+});
+
+test('fromDrizzle takes a Drizzle over a node-postgres client in a transaction of yours (BEGIN sent), not before', async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const client = new pg.Client({ connectionString: defaultDatabaseUrl() });
+  await client.connect();
+  t.after(() => client.end());
+  const db = drizzle({ client });
+  assert.throws(() => fromDrizzle(db), { code: 'EFF_INVALID_OPTIONS' }, 'no transaction open on it: refused');
+  await client.query('BEGIN');
+  await client.query("SET LOCAL effectively.test_mark = 'yours'");
+  const { rows } = await fromDrizzle(db).query<{ mark: string }>(
+    "SELECT current_setting('effectively.test_mark', true) AS mark",
+  );
+  assert.equal(rows[0]!.mark, 'yours');
+  await client.query('ROLLBACK');
 });
