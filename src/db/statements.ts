@@ -107,5 +107,8 @@ const parameter = /\$[0-9]+/y;
 const dollarTag = /\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/y;
 /** A line comment ends at a \n or a \r. */
 const lineEnd = /[^\n\r]*(?:[\n\r]|$)/y;
-/** Whitespace holding a newline (comments allowed after it), then the quote that continues a string. */
-const continuation = /[ \t\f\v]*[\n\r](?:[ \t\n\r\f\v]+|--[^\n\r]*[\n\r])*'/y;
+/**
+ * Whitespace holding a newline (comments allowed after it), then the quote that continues a string. One character
+ * a turn: `(?:\s+)*` would try every split of a long run of spaces not followed by a quote (exponential).
+ */
+const continuation = /[ \t\f\v]*[\n\r](?:[ \t\n\r\f\v]|--[^\n\r]*[\n\r])*'/y;

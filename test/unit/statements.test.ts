@@ -66,3 +66,12 @@ test('bodies and strings holding semicolons and transaction words stay one state
     assert.deepEqual(statementsOf(text), [text], JSON.stringify(text));
   }
 });
+
+test('a long run of whitespace after an E string is read in linear time', () => {
+  for (const tail of ['a', "'"]) {
+    const text = `select E'x'\n${' \n'.repeat(50_000)}${tail}`;
+    const started = performance.now();
+    assert.equal(statementsOf(text).length, 1);
+    assert.ok(performance.now() - started < 500, `${performance.now() - started} ms`);
+  }
+});
