@@ -63,14 +63,17 @@ function controlOf(text: string): Kind | undefined {
 
 /**
  * The query's transaction statement, when it is one; `hidden` when one is among several statements of one query (the
- * simple protocol runs them all, and a savepoint can stand only for a statement sent alone).
+ * simple protocol runs them all, and a savepoint can stand only for a statement sent alone). The text is cut both ways
+ * the server may read its strings (`standard_conforming_strings` on, and off: a setting the text does not show), and a
+ * transaction statement found either way is hidden.
  */
 function kindOf(text: unknown): Kind | 'hidden' | undefined {
   if (typeof text !== 'string') return undefined;
-  const statements = statementsOf(text);
-  const kinds = statements.map(controlOf);
-  if (statements.length > 1) return kinds.some((kind) => kind !== undefined) ? 'hidden' : undefined;
-  return kinds[0];
+  const standard = statementsOf(text);
+  for (const statements of [standard, statementsOf(text, { backslashEscapes: true })]) {
+    if (statements.length > 1 && statements.some((statement) => controlOf(statement) !== undefined)) return 'hidden';
+  }
+  return standard.length === 1 ? controlOf(standard[0]!) : undefined;
 }
 
 function refused(statement: string, why: string): EffectivelyError {
@@ -96,6 +99,11 @@ interface Savepoints {
 const savepointsOf = new WeakMap<object, Savepoints>();
 /** A client made here → the transaction it wraps: a client over a client shares its savepoints. */
 const rootOf = new WeakMap<object, object>();
+
+/** Whether `value` is a client made here, every statement of which runs in the transaction it was made over. */
+export function isTransactionClient(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && rootOf.has(value);
+}
 
 /**
  * How many transactions of the caller's own (BEGINs with no COMMIT or ROLLBACK yet) are open on the transaction `client`

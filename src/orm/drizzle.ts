@@ -10,7 +10,7 @@
 import type { DrizzleConfig } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { Queryable } from '../db/port.ts';
-import { transactionClient } from '../db/transaction-client.ts';
+import { isTransactionClient, transactionClient } from '../db/transaction-client.ts';
 import { invalidOptions, notATransaction } from '../errors.ts';
 
 /** A Drizzle transaction or database of the node-postgres driver (`drizzle-orm/node-postgres`). */
@@ -23,10 +23,14 @@ export interface DrizzleNodePg {
  * run on the transaction's own node-postgres connection, as Drizzle's do.
  */
 export function fromDrizzle(tx: DrizzleNodePg): Queryable {
-  // The database itself (not its transaction) runs each statement on a connection of its pool, committed alone.
-  if (typeof (tx as { rollback?: unknown }).rollback !== 'function') throw notATransaction('fromDrizzle', 'tx');
   // Drizzle's node-postgres session keeps the connection it runs its statements on (the transaction's, here).
   const client = (tx._.session as { client?: Queryable } | undefined)?.client;
+  // The database itself (not its transaction) runs each statement on a connection of its pool, committed alone; one of
+  // `drizzleIn` runs them on the consumer's transaction, and one over a node-postgres client you sent BEGIN on (its
+  // transaction status 'T') on yours.
+  const status = (client as { getTransactionStatus?: () => string | null } | undefined)?.getTransactionStatus?.();
+  if (typeof (tx as { rollback?: unknown }).rollback !== 'function' && !isTransactionClient(client) && status !== 'T')
+    throw notATransaction('fromDrizzle', 'tx');
   if (typeof client?.query !== 'function') {
     throw invalidOptions('tx', 'a transaction of Drizzle with the node-postgres driver (drizzle-orm/node-postgres)');
   }

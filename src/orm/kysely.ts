@@ -17,15 +17,25 @@ export interface KyselyExecutor {
   withoutPlugins?(): KyselyExecutor;
   /** Kysely's own flag: true on a transaction, false on the Kysely it came from. */
   readonly isTransaction?: boolean;
+  /** Kysely's executor: its plugins tell a Kysely of `kyselyIn`. */
+  getExecutor?(): { readonly plugins: readonly KyselyPlugin[] };
 }
+
+/** Marks the Kyselys of `kyselyIn` (kept by `withSchema`, `withPlugin`); changes nothing of a query or its result. */
+const inConsumerTransaction: KyselyPlugin = {
+  transformQuery: ({ node }) => node,
+  transformResult: async ({ result }) => result,
+};
 
 /**
  * Your Kysely transaction (`db.transaction().execute(async (trx) => …)`) as the library's `Queryable`. The library's
  * statements skip your plugins: a `CamelCasePlugin` would rename the columns of the rows it reads (`last_error`).
  */
 export function fromKysely(trx: KyselyExecutor): Queryable {
-  // The Kysely itself (not its transaction) runs each statement on a connection of its pool, committed alone.
-  if (trx.isTransaction === false) throw notATransaction('fromKysely', 'trx');
+  // The Kysely itself (not its transaction) runs each statement on a connection of its pool, committed alone; a Kysely
+  // of `kyselyIn` (and what withSchema / withPlugin make of it) writes in the consumer's transaction.
+  if (trx.isTransaction === false && !trx.getExecutor?.().plugins.includes(inConsumerTransaction))
+    throw notATransaction('fromKysely', 'trx');
   const plain = trx.withoutPlugins?.() ?? trx;
   return {
     async query<R extends Record<string, unknown>>(text: string, params: unknown[] = []) {
@@ -51,6 +61,6 @@ export function kyselyIn<DB>(tx: Queryable, options: KyselyInOptions = {}): Kyse
   const pool = { connect: async () => client, end: async () => undefined } as unknown as PostgresPool;
   return new Kysely<DB>({
     dialect: new PostgresDialect({ pool }),
-    ...(options.plugins && { plugins: options.plugins }),
+    plugins: [...(options.plugins ?? []), inConsumerTransaction],
   });
 }

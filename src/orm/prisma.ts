@@ -28,6 +28,17 @@ const countOnly = (text: string) =>
 /** The clients `prismaIn` made: every statement of theirs runs in the consumer's transaction. */
 const inTransaction = new WeakSet<object>();
 
+/** A client of `prismaIn`, or one `$extends` made of it (Prisma keeps the client it extended: `_appliedParent`). */
+function madeByPrismaIn(client: object): boolean {
+  const seen = new Set<object>();
+  for (let at: unknown = client; typeof at === 'object' && at !== null && !seen.has(at); ) {
+    if (inTransaction.has(at)) return true;
+    seen.add(at);
+    at = (at as { _appliedParent?: unknown })._appliedParent;
+  }
+  return false;
+}
+
 /**
  * Your interactive transaction as the library's `Queryable`: the library's statements run through
  * `$queryRawUnsafe` in it, and a write without `RETURNING` through `$executeRawUnsafe`, so that its `rowCount` is the
@@ -36,7 +47,7 @@ const inTransaction = new WeakSet<object>();
 export function fromPrisma(tx: PrismaRaw): Queryable {
   // A client of your own (not its interactive transaction's, which has no `$disconnect`) commits each statement alone;
   // a client of `prismaIn` writes in the consumer's transaction.
-  if (typeof (tx as { $disconnect?: unknown }).$disconnect === 'function' && !inTransaction.has(tx as object))
+  if (typeof (tx as { $disconnect?: unknown }).$disconnect === 'function' && !madeByPrismaIn(tx))
     throw notATransaction('fromPrisma', 'tx');
   return {
     async query<R extends Record<string, unknown>>(text: string, params: unknown[] = []) {

@@ -74,24 +74,37 @@ export function queueChunks(topicMessages: readonly TopicMessages[], limits: Que
 /**
  * The queue's room shared by every send of one pipeline (a window's batches send at once): a chunk waits until what
  * is in flight leaves room for it. A chunk larger than the whole queue (one message past the byte limit) goes alone.
+ * First come, first in: a chunk that waits holds back the ones that come after it, or small chunks of other partitions,
+ * each taking the room another left, could keep a large one out for as long as they keep coming.
  */
 export class QueueBudget {
   #messages = 0;
   #bytes = 0;
-  #waiting: (() => void)[] = [];
+  #waiting: { chunk: Pick<Chunk, 'messages' | 'bytes'>; admitted: () => void }[] = [];
 
   constructor(readonly limits: QueueLimits) {}
 
   async take(chunk: Pick<Chunk, 'messages' | 'bytes'>): Promise<void> {
-    while (!this.#fits(chunk)) await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    this.#messages += chunk.messages;
-    this.#bytes += chunk.bytes;
+    if (this.#waiting.length === 0 && this.#fits(chunk)) {
+      this.#add(chunk, 1);
+      return;
+    }
+    await new Promise<void>((admitted) => this.#waiting.push({ chunk, admitted }));
   }
 
   give(chunk: Pick<Chunk, 'messages' | 'bytes'>): void {
-    this.#messages -= chunk.messages;
-    this.#bytes -= chunk.bytes;
-    for (const wake of this.#waiting.splice(0)) wake();
+    this.#add(chunk, -1);
+    // the room is taken here, in line, before anyone else's take can run
+    while (this.#waiting.length > 0 && this.#fits(this.#waiting[0]!.chunk)) {
+      const next = this.#waiting.shift()!;
+      this.#add(next.chunk, 1);
+      next.admitted();
+    }
+  }
+
+  #add(chunk: Pick<Chunk, 'messages' | 'bytes'>, sign: 1 | -1): void {
+    this.#messages += sign * chunk.messages;
+    this.#bytes += sign * chunk.bytes;
   }
 
   #fits(chunk: Pick<Chunk, 'messages' | 'bytes'>): boolean {

@@ -71,3 +71,48 @@ test('naive twin: the same 1000 outputs in one send through a queue of 100 fail 
   assert.ok(error, 'the one send failed');
   assert.equal(errorCodeName(errorCode(error)), 'ERR__QUEUE_FULL');
 });
+
+test('exactly-once windows over 4 partitions share a queue of 100: every output once, in order per input partition', async (t) => {
+  if (!(await needs(t, 'kafka'))) return;
+  const partitions = 4;
+  const count = 2 * inputs;
+  const topics = await createTopics(kafka, partitions);
+  t.after(() => deleteTopics(kafka, topics));
+  await seedInputs(kafka, topics, count);
+  const failures: string[] = [];
+  const pipeline = createPipeline({
+    from: topics.input,
+    to: topics.output,
+    deadLetterTopic: topics.deadLetter,
+    group: topics.group,
+    transactionalId: `${topics.group}-0`,
+    commitIntervalMs: 100,
+    sessionTimeoutMs: 6000,
+    logger: silentLogger,
+    kafka: { rdkafka: queue },
+    onFailure: (failure) => failures.push(`${failure.step}: ${failure.codeName}`),
+    transform: (record) => {
+      const { seq } = JSON.parse(record.value!.toString()) as { seq: number };
+      return outputsOf(seq).map((out) => ({ partition: 0, key: record.key, value: JSON.stringify({ seq: out }) }));
+    },
+  });
+  t.after(() => pipeline.close());
+  await pipeline.start();
+  await eventually(async () => pipeline.stats().committedInputs >= count, 90_000, 'every input committed');
+  await pipeline.close();
+  assert.deepEqual(failures, [], 'no window failed');
+  const outputs = (await readTopic(kafka, topics.output, 'read_committed')).map(({ seq }) => seq);
+  assert.deepEqual(
+    [...outputs].sort((a, b) => a - b),
+    Array.from({ length: count * fanOut }, (_, seq) => seq),
+    'every output once',
+  );
+  for (let p = 0; p < partitions; p++) {
+    const ofPartition = outputs.filter((out) => Math.floor(out / fanOut) % partitions === p);
+    assert.deepEqual(
+      ofPartition,
+      [...ofPartition].sort((a, b) => a - b),
+      `in order for input partition ${p}`,
+    );
+  }
+});

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { defaultDatabaseUrl } from '../../src/db/pg.ts';
+import { defaultDatabaseUrl, pgDb } from '../../src/db/pg.ts';
 import { fromPrisma, type PrismaPgAdapter, type PrismaRaw, prismaIn } from '../../src/orm/prisma.ts';
 import { needs } from '../support/services.ts';
 import { type OrmHandle, ormCases } from './orm-cases.ts';
@@ -83,4 +83,24 @@ test('fromPrisma refuses the client itself (each statement would commit alone) a
   assert.throws(() => fromPrisma(client), { code: 'EFF_INVALID_OPTIONS' });
   const n = await client.$transaction(async (tx) => (await fromPrisma(tx).query<{ n: number }>('SELECT 1 AS n')).rows);
   assert.equal(Number(n[0]!.n), 1);
+});
+
+test("fromPrisma takes prismaIn's client also after $extends (it writes in the consumer's transaction), not yours", async (t) => {
+  if (!(await needs(t, 'postgres'))) return;
+  const PrismaClient = await prismaClientClass();
+  const own = new PrismaClient({ adapter: new PrismaPg({ connectionString: defaultDatabaseUrl() }) });
+  t.after(() => own.$disconnect());
+  const extend = (client: unknown) => (client as { $extends(extension: object): PrismaRaw }).$extends({});
+  assert.throws(() => fromPrisma(extend(own)), { code: 'EFF_INVALID_OPTIONS' });
+  const db = pgDb();
+  t.after(() => db.close());
+  const prismaFor = prismaIn((adapter) => new PrismaClient({ adapter }));
+  const mark = await db.transaction(async (tx) => {
+    await tx.query("SET LOCAL effectively.test_mark = 'the consumer''s'");
+    const { rows } = await fromPrisma(extend(prismaFor(tx))).query<{ mark: string | null }>(
+      "SELECT current_setting('effectively.test_mark', true) AS mark",
+    );
+    return rows[0]!.mark;
+  });
+  assert.equal(mark, "the consumer's", "its statement ran in the consumer's transaction");
 });

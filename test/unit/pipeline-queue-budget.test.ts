@@ -64,3 +64,25 @@ test('the budget holds a chunk back until the ones in flight leave room, and nev
   budget.give({ messages: 6, bytes: 10 });
   await budget.take({ messages: 50, bytes: 5000 }); // larger than the queue: alone, at once
 });
+
+test('first come, first in: small chunks that keep coming do not keep a large one out', async () => {
+  const budget = new QueueBudget({ messages: 10, bytes: 1000 });
+  const small = { messages: 1, bytes: 1 };
+  for (let i = 0; i < 6; i++) await budget.take(small);
+  let large = false;
+  const waiting = budget.take({ messages: 5, bytes: 5 }).then(() => {
+    large = true;
+  });
+  // other partitions' small chunks: one acknowledged, the next one asks, over and over (6 in flight all along)
+  const later: Promise<void>[] = [];
+  for (let round = 0; round < 100 && !large; round++) {
+    budget.give(small);
+    later.push(budget.take(small));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.equal(large, true, 'the large chunk got in while the small ones kept coming');
+  await waiting;
+  budget.give({ messages: 5, bytes: 5 });
+  for (let i = 0; i < 6; i++) budget.give(small); // every small one held back behind it goes in, then leaves
+  await Promise.all(later);
+});

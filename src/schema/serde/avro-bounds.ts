@@ -81,13 +81,22 @@ export function checkAvroBounds(type: AvroType, payload: Uint8Array): number | u
     }
     throw new AvroBoundsError('a varint longer than 10 bytes');
   };
-  /** Array and map blocks: a count (negative: followed by the block's size in bytes), then that many items. */
+  /**
+   * Array and map blocks: a count (negative: followed by the block's size in bytes), then that many items. A block's
+   * size must be what its items take: avsc jumps over it by the size where a reader drops the field (`_skip`), and reads
+   * the items where it keeps it; a size that differs would have it read bytes this walk never checked (or, negative,
+   * jump back and read the same block for ever).
+   */
   const blocks = (item: () => void, itemEmpty: boolean) => {
     for (let count = long(); count !== 0; count = long()) {
+      let size: number | undefined;
       if (count < 0) {
         count = -count;
-        long();
+        size = long();
+        if (size < 0 || size > payload.length - pos)
+          throw new AvroBoundsError(`a block of ${size} bytes with ${payload.length - pos} left`);
       }
+      const from = pos;
       if (itemEmpty) {
         emptyItems += count;
         if (emptyItems > maxEmptyItems)
@@ -96,6 +105,8 @@ export function checkAvroBounds(type: AvroType, payload: Uint8Array): number | u
         throw new AvroBoundsError(`a block of ${count} items in ${payload.length - pos} bytes`);
       }
       for (let i = 0; i < count; i++) item();
+      if (size !== undefined && pos - from !== size)
+        throw new AvroBoundsError(`a block said to take ${size} bytes whose items take ${pos - from}`);
     }
   };
   const walk = (t: AvroType): void => {
