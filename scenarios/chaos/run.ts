@@ -197,6 +197,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await db.query(loadSql(import.meta.url, '../boxoffice/schema.sql', config.schema));
     await admin.createTopics([{ topic: config.topic, partitions: 6 }]);
     for (const role of roles) if (!held.has(role)) children.spawn(role);
+    // A freeze due from the start (after 0 orders or e-mails) is done at the spawn, not at the first look 250 ms on:
+    // by then a relay has published its first pass (a test that froze the relay "at once" saw 100 events delivered).
+    for (const [role, at] of Object.entries(options.freeze ?? {}) as [
+      Role,
+      { afterOrders?: number; afterDelivered?: number },
+    ][]) {
+      if ((at.afterOrders === 0 || at.afterDelivered === 0) && !held.has(role)) {
+        children.freeze(role);
+        frozen.add(role);
+      }
+    }
 
     const deadline = Date.now() + (options.timeoutMs ?? defaultTimeoutMs({ ...options, ...restartsWanted }));
     // A silent connection costs its client's timeout (10-12 s in the kit) before it moves again: more patience then.
