@@ -70,7 +70,9 @@ function controlOf(text: string): Kind | undefined {
 function kindOf(text: unknown): Kind | 'hidden' | undefined {
   if (typeof text !== 'string') return undefined;
   const standard = statementsOf(text);
-  for (const statements of [standard, statementsOf(text, { backslashEscapes: true })]) {
+  // read as with standard_conforming_strings off too: the two cuts differ only where a backslash is
+  const cuts = text.includes('\\') ? [standard, statementsOf(text, { backslashEscapes: true })] : [standard];
+  for (const statements of cuts) {
     if (statements.length > 1 && statements.some((statement) => controlOf(statement) !== undefined)) return 'hidden';
   }
   return standard.length === 1 ? controlOf(standard[0]!) : undefined;

@@ -9,29 +9,9 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { GuardedTx } from '../../src/consumer/guarded-tx.ts';
 import { defaultDatabaseUrl } from '../../src/db/pg.ts';
-import type { Db, Queryable } from '../../src/db/port.ts';
 import { freshSchema, idsIn, idTable } from '../support/fixtures.ts';
+import { sentThenBatchFails } from '../support/handler-tx.ts';
 import { needs } from '../support/services.ts';
-
-class Rollback extends Error {}
-
-/** The handler sends `text` on `view(tx)`, then a later record of the batch fails: what is left? */
-async function thenFailure(db: Db, view: (tx: Queryable) => Queryable, text: string): Promise<unknown> {
-  let refused: unknown;
-  await db
-    .transaction(async (tx) => {
-      await view(tx)
-        .query(text)
-        .catch((error: unknown) => {
-          refused = error;
-        });
-      throw new Rollback('a later record of the batch fails');
-    })
-    .catch((error: unknown) => {
-      if (!(error instanceof Rollback)) throw error;
-    });
-  return refused;
-}
 
 test('a COMMIT, END or ROLLBACK among the statements of one query on ctx.tx is refused before anything runs', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
@@ -45,12 +25,12 @@ test('a COMMIT, END or ROLLBACK among the statements of one query on ctx.tx is r
     `INSERT INTO ${name} VALUES ('e'); COMMIT AND CHAIN`,
     `BEGIN; INSERT INTO ${name} VALUES ('f'); COMMIT`,
   ]) {
-    const refused = await thenFailure(db, (tx) => new GuardedTx(tx).tx, text);
+    const refused = await sentThenBatchFails(db, (tx) => new GuardedTx(tx).tx, text);
     assert.equal((refused as { code?: string })?.code, 'EFF_NESTED_TRANSACTION', text);
   }
   assert.deepEqual(await idsIn(db, name), [], 'nothing of them committed');
   // a COMMIT behind a comment, sent alone, is a COMMIT with no BEGIN of the handler's: refused too
-  const commented = await thenFailure(db, (tx) => new GuardedTx(tx).tx, '-- the helper ends here\nCOMMIT');
+  const commented = await sentThenBatchFails(db, (tx) => new GuardedTx(tx).tx, '-- the helper ends here\nCOMMIT');
   assert.equal((commented as { code?: string })?.code, 'EFF_NESTED_TRANSACTION');
 });
 
@@ -72,7 +52,7 @@ test("naive twin: the same query on the transaction itself commits halfway, and 
   if (!(await needs(t, 'postgres'))) return;
   const { db, schema } = await freshSchema(t);
   const name = await idTable(db, schema);
-  await thenFailure(db, (tx) => tx, `INSERT INTO ${name} VALUES ('a'); COMMIT`).catch(() => undefined);
+  await sentThenBatchFails(db, (tx) => tx, `INSERT INTO ${name} VALUES ('a'); COMMIT`).catch(() => undefined);
   assert.deepEqual(await idsIn(db, name), ['a'], 'committed although the batch failed');
   const client = new pg.Client({ connectionString: defaultDatabaseUrl() });
   await client.connect();

@@ -6,11 +6,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GuardedTx } from '../../src/consumer/guarded-tx.ts';
-import type { Db, Queryable } from '../../src/db/port.ts';
-import { freshSchema, randomName } from '../support/fixtures.ts';
+import type { Db } from '../../src/db/port.ts';
+import { freshSchema, idsIn, idTable } from '../support/fixtures.ts';
+import { sentThenBatchFails } from '../support/handler-tx.ts';
 import { needs } from '../support/services.ts';
-
-class Rollback extends Error {}
 
 const tag = 'q'.repeat(70);
 
@@ -24,48 +23,24 @@ const hiding = (name: string): [string | undefined, string][] => [
 
 async function setup(t: Parameters<typeof freshSchema>[0]): Promise<{ db: Db; name: string }> {
   const { db, schema } = await freshSchema(t);
-  const name = `${schema}.${randomName('rows')}`;
-  await db.query(`CREATE TABLE ${name} (id text PRIMARY KEY)`);
-  return { db, name };
-}
-
-const ids = async (db: Db, name: string) =>
-  (await db.query<{ id: string }>(`SELECT id FROM ${name} ORDER BY id`)).rows.map((row) => row.id);
-
-/** The handler sends `text` on `view(tx)` (after `setting` on tx), then a later record of the batch fails. */
-async function thenFailure(db: Db, view: (tx: Queryable) => Queryable, setting: string | undefined, text: string) {
-  let refused: unknown;
-  await db
-    .transaction(async (tx) => {
-      if (setting !== undefined) await tx.query(setting);
-      await view(tx)
-        .query(text)
-        .catch((error: unknown) => {
-          refused = error;
-        });
-      throw new Rollback('a later record of the batch fails');
-    })
-    .catch((error: unknown) => {
-      if (!(error instanceof Rollback)) throw error;
-    });
-  return refused;
+  return { db, name: await idTable(db, schema) };
 }
 
 test('a COMMIT only the server lexical rules reveal is refused on ctx.tx before anything runs', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, name } = await setup(t);
   for (const [setting, text] of hiding(name)) {
-    const refused = await thenFailure(db, (tx) => new GuardedTx(tx).tx, setting, text);
+    const refused = await sentThenBatchFails(db, (tx) => new GuardedTx(tx).tx, text, setting);
     assert.equal((refused as { code?: string })?.code, 'EFF_NESTED_TRANSACTION', JSON.stringify(text));
   }
-  assert.deepEqual(await ids(db, name), [], 'nothing of them committed');
+  assert.deepEqual(await idsIn(db, name), [], 'nothing of them committed');
 });
 
 test('naive twin: the same texts on the transaction itself commit their INSERT although the batch fails', async (t) => {
   if (!(await needs(t, 'postgres'))) return;
   const { db, name } = await setup(t);
-  for (const [setting, text] of hiding(name)) await thenFailure(db, (tx) => tx, setting, text);
-  assert.deepEqual(await ids(db, name), ["'", "'q", 'cr', "x'"].sort());
+  for (const [setting, text] of hiding(name)) await sentThenBatchFails(db, (tx) => tx, text, setting);
+  assert.deepEqual(await idsIn(db, name), ["'", "'q", 'cr', "x'"].sort());
 });
 
 test('legit texts that hold the words still run on ctx.tx', async (t) => {
@@ -80,7 +55,7 @@ test('legit texts that hold the words still run on ctx.tx', async (t) => {
     );
     await handlerTx.query(`INSERT INTO ${name} VALUES (E'a\\';'\n' ;rollback'), (U&'\\0062;end') -- x\r; SELECT 1`);
   });
-  assert.deepEqual(await ids(db, name), [';commit', "a'; ;rollback", 'b;end', 'do;commit']);
+  assert.deepEqual(await idsIn(db, name), [';commit', "a'; ;rollback", 'b;end', 'do;commit']);
 });
 
 test('PGlite reports the transaction status too: a transaction its own work ended fails there as on pgDb', async () => {

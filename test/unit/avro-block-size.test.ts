@@ -12,18 +12,7 @@ import { EffectivelyError } from '../../src/errors.ts';
 import { postgresSchemaRegistry } from '../../src/schema/registry/postgres.ts';
 import { avroSerde } from '../../src/schema/serde/avro.ts';
 import { AvroBoundsError, checkAvroBounds } from '../../src/schema/serde/avro-bounds.ts';
-
-/** Avro's zig-zag varint of `n`. */
-function varint(n: number): number[] {
-  let value = n >= 0 ? BigInt(n) * 2n : -BigInt(n) * 2n - 1n;
-  const bytes: number[] = [];
-  while (value >= 0x80n) {
-    bytes.push(Number((value & 0x7fn) | 0x80n));
-    value >>= 7n;
-  }
-  bytes.push(Number(value));
-  return bytes;
-}
+import { avroVarint } from '../support/avro.ts';
 
 const typeOf = (schema: unknown) => avsc.Type.forSchema(schema as avsc.Schema);
 const victim = { name: 'victim', type: { type: 'array', items: 'null' } };
@@ -38,10 +27,10 @@ const reader = typeOf(readerSchema);
 
 /** `skipped`: one block of count -1 and size 1 (over the string's length byte only), whose string holds the end of
  * the array and then the count avsc reads for `victim`; the walk reads the string and `victim`'s own count, 0. */
-const hidden = [0, ...varint(-3_000_000)];
-const jumping = Buffer.from([...varint(-1), ...varint(1), ...varint(hidden.length), ...hidden, 0, 0]);
+const hidden = [0, ...avroVarint(-3_000_000)];
+const jumping = Buffer.from([...avroVarint(-1), ...avroVarint(1), ...avroVarint(hidden.length), ...hidden, 0, 0]);
 /** `skipped`: a block of size -2, back onto its own count. */
-const looping = Buffer.from([...varint(-1), ...varint(-2), ...varint(0), 0, 0]);
+const looping = Buffer.from([...avroVarint(-1), ...avroVarint(-2), ...avroVarint(0), 0, 0]);
 
 test('a block whose size is not what its items take is refused', () => {
   for (const payload of [jumping, looping]) {
@@ -55,8 +44,8 @@ test('naive twin: avsc alone, skipping the dropped field by its size, reads the 
 });
 
 test('good blocks of a negative count and their true size pass, and decode both ways', () => {
-  const items = [...varint(2), 97, 98, ...varint(1), 99]; // "ab", "c"
-  const payload = Buffer.from([...varint(-2), ...varint(items.length), ...items, 0, ...varint(-1), 0, 0]);
+  const items = [...avroVarint(2), 97, 98, ...avroVarint(1), 99]; // "ab", "c"
+  const payload = Buffer.from([...avroVarint(-2), ...avroVarint(items.length), ...items, 0, ...avroVarint(-1), 0, 0]);
   assert.equal(checkAvroBounds(writer as never, payload), payload.length);
   assert.deepEqual({ ...(writer.fromBuffer(payload) as object) }, { skipped: ['ab', 'c'], victim: [null] });
   assert.deepEqual({ ...(reader.fromBuffer(payload, reader.createResolver(writer)) as object) }, { victim: [null] });

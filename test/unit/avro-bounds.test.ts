@@ -10,18 +10,7 @@ import { EffectivelyError } from '../../src/errors.ts';
 import { postgresSchemaRegistry } from '../../src/schema/registry/postgres.ts';
 import { avroSerde } from '../../src/schema/serde/avro.ts';
 import { AvroBoundsError, checkAvroBounds, maxEmptyItems } from '../../src/schema/serde/avro-bounds.ts';
-
-/** Avro's zig-zag varint of `n`. */
-function varint(n: number): number[] {
-  let value = BigInt(n) >= 0n ? BigInt(n) * 2n : -BigInt(n) * 2n - 1n;
-  const bytes: number[] = [];
-  while (value >= 0x80n) {
-    bytes.push(Number((value & 0x7fn) | 0x80n));
-    value >>= 7n;
-  }
-  bytes.push(Number(value));
-  return bytes;
-}
+import { avroVarint } from '../support/avro.ts';
 
 const typeOf = (schema: unknown) => avsc.Type.forSchema(schema as avsc.Schema);
 const empty = { type: 'record', name: 'Empty', fields: [] };
@@ -69,14 +58,17 @@ test('every good payload is walked to its last byte (random values of schemas of
 
 test('a block count past what the bytes can hold is refused at once', () => {
   const cases: [unknown, number[]][] = [
-    [{ type: 'array', items: 'int' }, [...varint(2 ** 31), 2, 0]],
-    [{ type: 'array', items: 'null' }, [...varint(4_000_000_000), 0]],
-    [{ type: 'array', items: empty }, [...varint(-4_000_000_000), ...varint(0), 0]],
-    [{ type: 'map', values: 'null' }, [...varint(2 ** 40), 0]],
-    [{ type: 'array', items: { type: 'array', items: 'null' } }, [...varint(3), ...varint(maxEmptyItems), 0, 0]],
-    [{ type: 'string' }, [...varint(1_000_000), 65]],
-    [{ type: 'bytes' }, [...varint(-3)]],
-    [['null', 'int'], [...varint(7)]],
+    [{ type: 'array', items: 'int' }, [...avroVarint(2 ** 31), 2, 0]],
+    [{ type: 'array', items: 'null' }, [...avroVarint(4_000_000_000), 0]],
+    [{ type: 'array', items: empty }, [...avroVarint(-4_000_000_000), ...avroVarint(0), 0]],
+    [{ type: 'map', values: 'null' }, [...avroVarint(2 ** 40), 0]],
+    [
+      { type: 'array', items: { type: 'array', items: 'null' } },
+      [...avroVarint(3), ...avroVarint(maxEmptyItems), 0, 0],
+    ],
+    [{ type: 'string' }, [...avroVarint(1_000_000), 65]],
+    [{ type: 'bytes' }, [...avroVarint(-3)]],
+    [['null', 'int'], [...avroVarint(7)]],
     [{ type: 'long' }, [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]],
   ];
   for (const [schema, bytes] of cases) {
@@ -85,12 +77,12 @@ test('a block count past what the bytes can hold is refused at once', () => {
     assert.ok(performance.now() - started < 1000, `${JSON.stringify(schema)} refused without walking the count`);
   }
   // up to the bound, items of no bytes pass
-  const nulls = Buffer.from([...varint(1000), 0]);
+  const nulls = Buffer.from([...avroVarint(1000), 0]);
   assert.equal(checkAvroBounds(typeOf({ type: 'array', items: 'null' }) as never, nulls), nulls.length);
 });
 
 test('naive twin: avsc alone reads 4 bytes as 2,000,000 empty records', () => {
-  const payload = Buffer.from([...varint(2_000_000), 0]);
+  const payload = Buffer.from([...avroVarint(2_000_000), 0]);
   const items = typeOf({ type: 'array', items: empty }).fromBuffer(payload) as unknown[];
   assert.equal(items.length, 2_000_000);
 });
@@ -108,7 +100,7 @@ test('the Avro serde turns such a payload into EFF_SCHEMA_DECODE_FAILED, a perma
   const serde = avroSerde<object>({ registry, schema });
   const good = await serde.serialize('marks', { marks: [{}, {}] });
   assert.equal(((await serde.deserialize('marks', good)) as { marks: unknown[] }).marks.length, 2);
-  const hostile = Buffer.concat([good.subarray(0, 5), Buffer.from([...varint(4_000_000_000), 0])]);
+  const hostile = Buffer.concat([good.subarray(0, 5), Buffer.from([...avroVarint(4_000_000_000), 0])]);
   const started = performance.now();
   const error = await serde.deserialize('marks', hostile).then(
     () => assert.fail('decoded'),
